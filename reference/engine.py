@@ -1,0 +1,133 @@
+"""The engine behind protocol v1: one request object in, one response out.
+
+Both front doors use it: the stdio adapter (``python -m reference.adapter``)
+and the conformance runner's in-process ``direct`` connector, so the two can
+never disagree.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Final
+
+from reference import __version__
+from reference.dispatch import dispatch
+from reference.events import EventLog
+from reference.registry import all_base_tools, assemble_pool
+from reference.session import Session
+from reference.settings import SOURCES, Settings
+from reference.tool import Tool, ToolUseContext
+
+PROTOCOL: Final = 1
+FEATURES: Final = ("read", "write", "edit", "dedup", "token_gate")
+
+
+class BadRequest(Exception):
+    """The request cannot be served; the response says why and the engine goes on."""
+
+
+def _error(seq: object, message: str) -> dict[str, Any]:
+    return {"seq": seq, "error": {"kind": "bad_request", "message": message}}
+
+
+class Engine:
+    """Holds at most one session at a time (PROTO begin/end)."""
+
+    def __init__(self) -> None:
+        self.session: Session | None = None
+        self.tools: list[Tool] = []
+        self._call_count = 0
+
+    def handle(self, request: object) -> dict[str, Any]:
+        """Serve one request; bad input gets a ``bad_request`` answer, never an exception."""
+        if not isinstance(request, Mapping):
+            return _error(None, "a request must be a JSON object")
+        seq = request.get("seq")
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            return _error(None, "a request needs an integer seq")
+        command = request.get("cmd")
+        handler = {
+            "hello": self._hello,
+            "begin": self._begin,
+            "call": self._call,
+            "end": self._end,
+        }.get(command if isinstance(command, str) else "")
+        if handler is None:
+            return _error(seq, f"unknown command: {command!r}")
+        try:
+            return {"seq": seq, **handler(request)}
+        except BadRequest as exc:
+            return _error(seq, str(exc))
+
+    def _hello(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        if request.get("protocol") != PROTOCOL:
+            raise BadRequest(
+                f"unsupported protocol {request.get('protocol')!r}; this is {PROTOCOL}"
+            )
+        return {
+            "protocol": PROTOCOL,
+            "implementation": {"name": "reference", "version": __version__, "language": "python"},
+            "features": list(FEATURES),
+        }
+
+    def _begin(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        spec = request.get("session")
+        if not isinstance(spec, Mapping):
+            raise BadRequest("begin needs a session object")
+        root = spec.get("root")
+        if not isinstance(root, str) or not os.path.isabs(root) or not os.path.isdir(root):
+            raise BadRequest("session.root must be an absolute path to a directory")
+        cwd = spec.get("cwd", root)
+        env = spec.get("env") or {}
+        settings = spec.get("settings") or {}
+        prompt = spec.get("prompt", "deny")
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+            raise BadRequest("session.cwd must be an absolute path")
+        if not isinstance(env, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+        ):
+            raise BadRequest("session.env must map strings to strings")
+        if not isinstance(settings, Mapping) or not set(settings) <= set(SOURCES):
+            raise BadRequest(f"session.settings keys must be settings sources: {SOURCES}")
+        if prompt not in ("allow", "deny"):
+            raise BadRequest("session.prompt must be 'allow' or 'deny'")
+        session_dir = spec.get("session_dir")
+        home = spec.get("home")
+        self.session = Session.create(
+            root=root,
+            cwd=cwd,
+            env=env,
+            settings=Settings(by_source=settings),
+            session_dir=session_dir if isinstance(session_dir, str) else None,
+            home=home if isinstance(home, str) else None,
+            prompt=prompt,
+            test_tools=spec.get("test_tools") is True,
+        )
+        self.tools = assemble_pool(tool for tool in all_base_tools() if tool.is_enabled())
+        return {"ok": True}
+
+    def _end(self, _request: Mapping[str, Any]) -> dict[str, Any]:
+        self.session = None
+        self.tools = []
+        return {"ok": True}
+
+    def _call(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        if self.session is None:
+            raise BadRequest("no session: send begin first")
+        tool_use = request.get("tool_use")
+        if not isinstance(tool_use, Mapping):
+            raise BadRequest("call needs a tool_use object")
+        self._call_count += 1
+        tool_use_id = tool_use.get("id")
+        if not isinstance(tool_use_id, str) or not tool_use_id:
+            tool_use = {**tool_use, "id": f"toolu_{self._call_count:04d}"}
+        events = EventLog()
+        ctx = ToolUseContext(
+            session=self.session,
+            tool_use_id=str(tool_use["id"]),
+            cwd=self.session.cwd,
+            events=events,
+        )
+        outcome = dispatch(self.tools, tool_use, ctx)
+        return {**outcome.to_protocol(), "events": events.items()}

@@ -1,0 +1,102 @@
+"""The narrow seam between the tools and the real disk.
+
+Kinds are decided by ``stat`` without opening anything (FILE-PATH-4), and every
+write is atomic (WRITE-ATOMIC-1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import stat as statmod
+import tempfile
+from dataclasses import dataclass
+
+from reference.paths import DEV_NULL
+
+
+class FileKind(enum.Enum):
+    MISSING = "missing"
+    REGULAR = "regular"
+    DIRECTORY = "directory"
+    DEV_NULL = "dev_null"
+    OTHER = "other"  # FIFO, socket, block or character device
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stat:
+    """The part of ``os.stat`` the tools decide on."""
+
+    kind: FileKind
+    mtime_ns: int = 0
+    size: int = 0
+    mode: int = 0
+
+
+MISSING = Stat(kind=FileKind.MISSING)
+
+
+def stat(path: str) -> Stat:
+    """Follow symlinks, never open the file (FILE-PATH-4)."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return MISSING
+    if statmod.S_ISREG(st.st_mode):
+        kind = FileKind.REGULAR
+    elif statmod.S_ISDIR(st.st_mode):
+        kind = FileKind.DIRECTORY
+    elif path == DEV_NULL and statmod.S_ISCHR(st.st_mode):
+        kind = FileKind.DEV_NULL
+    else:
+        kind = FileKind.OTHER
+    return Stat(kind=kind, mtime_ns=st.st_mtime_ns, size=st.st_size, mode=st.st_mode)
+
+
+def read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def read_head(path: str, size: int) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(size)
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def atomic_write(path: str, data: bytes) -> Stat:
+    """WRITE-ATOMIC-1: temp file beside the target, fsync, keep mode, rename.
+
+    A symlink is followed: its target is replaced and the link stays. Returns
+    the ``stat`` of the file as written.
+    """
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target)
+    try:
+        mode = statmod.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = _default_mode()
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return stat(target)

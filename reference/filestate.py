@@ -1,0 +1,58 @@
+"""The read-file state: what the model has seen, per expanded path (SPEC.md 11)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Literal
+
+Source = Literal["read", "write", "edit"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadRecord:
+    """STATE-RECORD-1. ``text`` is the file's full decoded text at the time."""
+
+    text: str
+    mtime_ns: int
+    size: int
+    offset: int | None
+    limit: int | None
+    partial: bool
+    source: Source
+
+
+class ReadFileState:
+    """A thread-safe map from expanded path to its latest record."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, ReadRecord] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: str) -> ReadRecord | None:
+        with self._lock:
+            return self._records.get(path)
+
+    def set(self, path: str, record: ReadRecord) -> None:
+        with self._lock:
+            self._records[path] = record
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._records)
+
+
+def is_stale(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool:
+    """STATE-STALE-1: mtime differs AND text differs.
+
+    ``text`` may be None when the caller has not read the file; it is only
+    needed when the mtime differs, so callers read lazily via :func:`needs_text`.
+    """
+    if mtime_ns == record.mtime_ns:
+        return False
+    return text != record.text
+
+
+def needs_text(record: ReadRecord, *, mtime_ns: int) -> bool:
+    """Whether deciding staleness needs the file's current text."""
+    return mtime_ns != record.mtime_ns

@@ -1,0 +1,1 @@
+"""Permission rules and their evaluation (SPEC.md, PERM sections)."""

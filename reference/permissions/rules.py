@@ -1,0 +1,112 @@
+"""Permission rules: ``Tool`` and ``Tool(specifier)``, and path-rule matching.
+
+Path specifiers use gitignore pattern syntax with four anchors (PERM sections of
+SPEC.md): ``//p`` from the filesystem root, ``~/p`` from home, ``/p`` from the
+session root, ``./p`` or a bare ``p`` from the working directory. A bare name
+without a slash matches at any depth below its anchor, and a pattern that
+matches a directory matches everything under it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Behavior = Literal["allow", "deny", "ask"]
+_RULE = re.compile(r"^(?P<tool>[^()\s]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rule:
+    tool: str
+    specifier: str | None
+    behavior: Behavior
+    source: str
+
+    @property
+    def text(self) -> str:
+        return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"
+
+
+def parse_rule(text: str, *, behavior: Behavior, source: str) -> Rule | None:
+    """Parse ``Tool`` or ``Tool(specifier)``; ``Tool(*)`` and ``Tool()`` mean ``Tool``.
+
+    Returns None for text that is not a rule (it is ignored, never an error).
+    """
+    match = _RULE.match(text.strip())
+    if match is None:
+        return None
+    spec = match.group("spec")
+    if spec is not None and spec.strip() in ("", "*"):
+        spec = None
+    return Rule(tool=match.group("tool"), specifier=spec, behavior=behavior, source=source)
+
+
+@functools.lru_cache(maxsize=1024)
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """gitignore-style glob: ``*`` and ``?`` within a segment, ``**`` across."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 1 :]:
+            end = pattern.index("]", i + 1)
+            body = pattern[i + 1 : end].replace("\\", "\\\\")
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append(f"[{body}]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+def anchored_pattern(specifier: str, *, root: str, cwd: str, home: str) -> str:
+    """The absolute glob a path specifier stands for."""
+    if specifier.startswith("//"):
+        return "/" + specifier[2:].lstrip("/")
+    if specifier.startswith("~/"):
+        return posixpath.join(home, specifier[2:])
+    if specifier.startswith("/"):
+        return posixpath.join(root, specifier[1:])
+    relative = specifier[2:] if specifier.startswith("./") else specifier
+    if "/" not in relative.rstrip("/") and not specifier.startswith("./"):
+        relative = "**/" + relative  # a bare name matches at any depth
+    return posixpath.join(cwd, relative)
+
+
+def path_matches(specifier: str, path: str, *, root: str, cwd: str, home: str) -> bool:
+    """Whether the absolute ``path`` (or a directory above it) matches the specifier."""
+    pattern = glob_to_regex(
+        anchored_pattern(specifier.rstrip("/") or "/", root=root, cwd=cwd, home=home)
+    )
+    candidate = path
+    while True:
+        if pattern.match(candidate):
+            return True
+        parent = posixpath.dirname(candidate)
+        if parent == candidate:
+            return False
+        candidate = parent
+
+
+def path_candidates(path: str) -> tuple[str, ...]:
+    """The path and, when different, the path with symlinks resolved."""
+    resolved = os.path.realpath(path)
+    return (path,) if resolved == path else (path, resolved)

@@ -1,0 +1,76 @@
+"""A session: the state one conversation's tool calls share (SPEC.md 0.3)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from reference.filestate import ReadFileState
+from reference.observer import Change, FileChangeObserver
+from reference.settings import Settings, positive_int
+
+DEFAULT_MAX_READ_TOKENS: Final = 25_000
+MAX_READ_TOKENS_ENV: Final = "CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS"
+
+PromptAnswer = Literal["allow", "deny"]
+
+
+@dataclass(slots=True, kw_only=True)
+class Session:
+    """Mutable by design: the read-file state and cwd evolve as tools run."""
+
+    root: str
+    cwd: str
+    home: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    settings: Settings = field(default_factory=Settings)
+    session_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="toolsys-session-"))
+    prompt: PromptAnswer = "deny"
+    test_tools: bool = False
+    read_state: ReadFileState = field(default_factory=ReadFileState)
+    observers: list[FileChangeObserver] = field(default_factory=list)
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        root: str,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        settings: Settings | None = None,
+        session_dir: str | None = None,
+        home: str | None = None,
+        prompt: PromptAnswer = "deny",
+        test_tools: bool = False,
+    ) -> Session:
+        env = dict(env or {})
+        home = home or env.get("HOME") or os.path.expanduser("~")
+        return cls(
+            root=root,
+            cwd=cwd or root,
+            home=home,
+            env=env,
+            settings=settings or Settings(),
+            prompt=prompt,
+            test_tools=test_tools,
+            session_dir=session_dir or tempfile.mkdtemp(prefix="toolsys-session-"),
+        )
+
+    def max_read_tokens(self) -> int:
+        """TOK-CAP-1: env over the configured value over 25,000."""
+        return (
+            positive_int(self.env.get(MAX_READ_TOKENS_ENV))
+            or positive_int(self.settings.scalar("fileReadMaxOutputTokens"))
+            or DEFAULT_MAX_READ_TOKENS
+        )
+
+    def dedup_enabled(self) -> bool:
+        """READ-DEDUP-4: the killswitch turns dedup off."""
+        return self.settings.scalar("readDedupKillswitch") is not True
+
+    def notify(self, path: str, change: Change) -> None:
+        for observer in list(self.observers):
+            observer.file_changed(path, change)

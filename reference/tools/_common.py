@@ -1,0 +1,67 @@
+"""Checks the file tools share: path validity, deny rules, the read record."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from reference import errors, fileio, paths, text
+from reference.filestate import ReadRecord, is_stale, needs_text
+from reference.permissions.rules import Rule, parse_rule, path_candidates, path_matches
+from reference.session import Session
+
+
+class StrictInput(BaseModel):
+    """Every tool input: strict types, extra fields refused (DISP schema phase)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+def check_path_syntax(raw_path: str) -> None:
+    """FILE-PATH-2 and FILE-PATH-3, before any file system access."""
+    if paths.has_nul(raw_path):
+        raise errors.InvalidPathError("The file path contains a NUL character.")
+    if paths.is_unc(raw_path):
+        raise errors.UncPathError("UNC paths are not supported: refusing to touch a network share.")
+
+
+def matching_deny_rule(session: Session, path: str, tools: tuple[str, ...]) -> Rule | None:
+    """The first deny rule on one of ``tools`` whose path specifier matches ``path``.
+
+    The path and its symlink-resolved form are both tried: a deny rule applies
+    when either matches, so a link never routes around it.
+    """
+    for source, entry in session.settings.permission_entries("deny"):
+        rule = parse_rule(entry, behavior="deny", source=source)
+        if rule is None or rule.tool not in tools:
+            continue
+        if rule.specifier is None:
+            return rule
+        for candidate in path_candidates(path):
+            if path_matches(
+                rule.specifier, candidate, root=session.root, cwd=session.cwd, home=session.home
+            ):
+                return rule
+    return None
+
+
+def current_text(path: str) -> str:
+    """The file's full text as Read would record it (replacement on bad bytes)."""
+    data = fileio.read_bytes(path)
+    return text.decode(data, text.detect_encoding(data))
+
+
+def record_is_stale(record: ReadRecord, path: str, mtime_ns: int) -> bool:
+    """STATE-STALE-1, reading the file only when the mtime moved."""
+    if not needs_text(record, mtime_ns=mtime_ns):
+        return False
+    return is_stale(record, mtime_ns=mtime_ns, text=current_text(path))
+
+
+MODIFIED_SINCE_READ = (
+    "File has been modified since read, either by the user or by a linter. "
+    "Read it again before attempting to write it."
+)
+NOT_READ_YET = "File has not been read yet. Read it first before writing to it."
+UNEXPECTEDLY_MODIFIED = (
+    "File has been unexpectedly modified. Read it again before attempting to write it."
+)

@@ -1,0 +1,211 @@
+"""Edit: exact string replacement behind the read-before-write gate (SPEC.md 16)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Final
+
+from pydantic import Field
+
+from reference import errors, fileio, history, paths, text
+from reference.filestate import ReadRecord, is_stale
+from reference.observer import Change
+from reference.patch import structured_patch
+from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
+from reference.tools._common import (
+    MODIFIED_SINCE_READ,
+    NOT_READ_YET,
+    UNEXPECTEDLY_MODIFIED,
+    StrictInput,
+    check_path_syntax,
+    matching_deny_rule,
+    record_is_stale,
+)
+from reference.tools._edit_plan import normalize_new_string, plan_edit
+
+NAME: Final = "Edit"
+MAX_EDIT_BYTES: Final = 1024**3  # EDIT code 10: 1 GiB
+
+
+class EditInput(StrictInput):
+    file_path: str = Field(description="The absolute path to the file to modify")
+    old_string: str = Field(description="The text to replace")
+    new_string: str = Field(description="The text to replace it with")
+    replace_all: bool = Field(default=False, description="Replace all occurrences")
+
+
+def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
+    """EDIT-VALIDATE-1: the table of SPEC.md 16, in order."""
+    if inp.old_string == inp.new_string:
+        raise errors.NoChangesError(
+            "No changes to make: old_string and new_string are exactly the same."
+        )
+    check_path_syntax(inp.file_path)  # codes 14 and 11, before any I/O
+    path = ctx.expand(inp.file_path)
+    rule = matching_deny_rule(ctx.session, path, ("Edit", "Read"))
+    if rule is not None:
+        raise errors.EditDeniedError(
+            f"File is covered by a deny rule in your permission settings ({rule.text}) "
+            "and cannot be edited."
+        )
+    st = fileio.stat(path)
+    if st.kind not in (fileio.FileKind.MISSING, fileio.FileKind.REGULAR):
+        raise errors.NotARegularFileError(f"Cannot edit {path}: it is not a regular file.")
+    if st.size > MAX_EDIT_BYTES:
+        raise errors.FileTooLargeError(
+            f"File is too large to edit ({st.size} bytes; the limit is {MAX_EDIT_BYTES})."
+        )
+    if st.kind is fileio.FileKind.MISSING:
+        if inp.old_string == "":
+            return  # EDIT-CREATE-1
+        raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
+    if inp.old_string == "" and st.size > 0 and _current(path) != "":
+        raise errors.FileAlreadyExistsError("Cannot create new file - file already exists.")
+    if path.endswith(".ipynb"):
+        raise errors.NotebookFileError(
+            "File is a Jupyter Notebook. Use the NotebookEdit tool to edit this file."
+        )
+    record = ctx.session.read_state.get(path)
+    if record is None:  # EDIT-READ-1
+        raise errors.FileNotReadError(NOT_READ_YET)
+    if record_is_stale(record, path, st.mtime_ns):  # STATE-STALE-2, first check
+        raise errors.FileModifiedSinceReadError(MODIFIED_SINCE_READ)
+    data = fileio.read_bytes(path)
+    try:  # TEXT-ENC-2
+        current = text.decode(data, text.detect_encoding(data), strict=True)
+    except UnicodeDecodeError:
+        raise errors.UnsupportedEncodingError(
+            "The file is not valid UTF-8 or UTF-16LE text; Edit will not rewrite it."
+        ) from None
+    plan_edit(
+        text.to_lf(current),
+        inp.old_string,
+        inp.new_string,
+        replace_all=inp.replace_all,
+        file_path=path,
+    )
+
+
+def _current(path: str) -> str:
+    data = fileio.read_bytes(path)
+    return text.decode(data, text.detect_encoding(data))
+
+
+def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
+    """EDIT-SEQ-1: mkdir, backup, then the critical section: re-read, re-check, write."""
+    path = ctx.expand(inp.file_path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if fileio.stat(path).kind is fileio.FileKind.REGULAR:
+        history.backup(ctx.session.session_dir, fileio.read_bytes(path))  # HIST-1
+
+    # --- critical section ---
+    st = fileio.stat(path)
+    if st.kind is fileio.FileKind.MISSING:
+        if inp.old_string != "":
+            raise errors.FileVanishedError(f"{path} no longer exists.")
+        original: str | None = None
+        encoding = text.Encoding.UTF8
+        new_text = normalize_new_string(inp.new_string, path)
+    elif st.kind is fileio.FileKind.REGULAR:
+        data = fileio.read_bytes(path)
+        encoding = text.detect_encoding(data)
+        try:
+            original = text.decode(data, encoding, strict=True)
+        except UnicodeDecodeError:
+            raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED) from None
+        record = ctx.session.read_state.get(path)
+        if record is None or is_stale(record, mtime_ns=st.mtime_ns, text=original):
+            raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)  # STATE-STALE-2
+        plan = plan_edit(
+            text.to_lf(original),
+            inp.old_string,
+            inp.new_string,
+            replace_all=inp.replace_all,
+            file_path=path,
+        )
+        # EDIT-EOL-1: a CRLF file stays CRLF.
+        new_text = text.to_crlf(plan.new_text) if text.is_crlf(original) else plan.new_text
+    else:
+        raise errors.FileVanishedError(f"{path} is no longer a regular file.")
+    written = fileio.atomic_write(path, text.encode(new_text, encoding))  # EDIT-ENC-1
+    # --- end of critical section ---
+
+    ctx.session.read_state.set(  # EDIT-STATE-1
+        path,
+        ReadRecord(
+            text=new_text,
+            mtime_ns=written.mtime_ns,
+            size=written.size,
+            offset=None,
+            limit=None,
+            partial=False,
+            source="edit",
+        ),
+    )
+    change: Change = "created" if original is None else "changed"
+    ctx.session.notify(path, change)  # EDIT-NOTIFY-1
+    ctx.events.emit("file_changed", id=ctx.tool_use_id, path=path, change=change)
+    return ToolResult(  # EDIT-RESULT-1
+        data={
+            "filePath": path,
+            "oldString": inp.old_string,
+            "newString": inp.new_string,
+            "originalFile": original,
+            "structuredPatch": structured_patch(original or "", new_text),
+            "replaceAll": inp.replace_all,
+            "userModified": False,
+        }
+    )
+
+
+def inputs_equivalent(a: EditInput, b: EditInput, ctx: ToolUseContext) -> bool:
+    """EDIT-EQUIV-1: same file, and the same result on its current content."""
+    if ctx.expand(a.file_path) != ctx.expand(b.file_path):
+        return False
+    if a == b:
+        return True
+    path = ctx.expand(a.file_path)
+    try:
+        current = text.to_lf(_current(path)) if os.path.isfile(path) else ""
+        kwargs = {"file_path": path}
+        first = plan_edit(current, a.old_string, a.new_string, replace_all=a.replace_all, **kwargs)
+        second = plan_edit(current, b.old_string, b.new_string, replace_all=b.replace_all, **kwargs)
+    except errors.Refusal:
+        return False
+    return first.new_text == second.new_text
+
+
+def map_result(data: Mapping[str, Any]) -> ResultContent:
+    message = f"The file {data['filePath']} has been updated successfully."
+    if data["replaceAll"]:
+        message += " All occurrences were replaced."
+    return message
+
+
+EDIT_TOOL: Final[Tool] = build_tool(
+    name=NAME,
+    input_model=EditInput,
+    call=call,
+    validate_input=validate_input,
+    description="Performs exact string replacements in a file.",
+    error_codes={
+        errors.NoChangesError: 1,
+        errors.EditDeniedError: 2,
+        errors.FileAlreadyExistsError: 3,
+        errors.FileDoesNotExistError: 4,
+        errors.NotebookFileError: 5,
+        errors.FileNotReadError: 6,
+        errors.FileModifiedSinceReadError: 7,
+        errors.StringNotFoundError: 8,
+        errors.MultipleMatchesError: 9,
+        errors.FileTooLargeError: 10,
+        errors.UncPathError: 11,
+        errors.NotARegularFileError: 12,
+        errors.UnsupportedEncodingError: 13,
+        errors.InvalidPathError: 14,
+    },
+    map_result=map_result,
+    path_fields=("file_path",),
+    inputs_equivalent=inputs_equivalent,
+)

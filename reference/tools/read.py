@@ -1,0 +1,232 @@
+"""Read: text files with line numbers, the size and token gates, and dedup.
+
+SPEC.md section 14. The order of work in ``call`` is what makes the gates
+cheap: dedup decides from one ``stat`` (READ-DEDUP-2), the size gate from the
+same ``stat`` (READ-SIZE-1), and only then is a byte read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Final
+
+from pydantic import Field
+
+from reference import errors, fileio, paths, text, tokens
+from reference.filestate import ReadRecord
+from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
+from reference.tools._common import StrictInput, check_path_syntax, matching_deny_rule
+
+NAME: Final = "Read"
+DEFAULT_LIMIT: Final = 2000  # READ-RANGE-2
+MAX_LINE_CHARS: Final = 2000  # READ-LINE-2
+MAX_WHOLE_FILE_BYTES: Final = 256 * 1024  # READ-SIZE-1
+BINARY_SNIFF_BYTES: Final = 8192  # READ-BINARY-1
+DEDUP_STUB: Final = (  # READ-DEDUP-1
+    "Wasted call \u2014 file unchanged since your last Read. "
+    "Refer to that earlier tool_result instead."
+)
+EMPTY_NOTICE: Final = (  # READ-EMPTY-1
+    "<system-reminder>Warning: the file exists but its contents are empty.</system-reminder>"
+)
+
+
+class ReadInput(StrictInput):
+    file_path: str = Field(description="The absolute path to the file to read")
+    offset: int | None = Field(default=None, ge=1, description="1-based line to start at")
+    limit: int | None = Field(default=None, ge=1, description="Number of lines to read")
+    pages: str | None = Field(default=None, description="PDF page range, e.g. '1-5'")
+
+
+def resolve_existing(ctx: ToolUseContext, raw_path: str) -> str:
+    """The expanded path, or its thin-space twin when only that exists (READ-THINSPACE-1)."""
+    path = ctx.expand(raw_path)
+    if fileio.stat(path).kind is fileio.FileKind.MISSING:
+        twin = paths.thin_space_alternative(path)
+        if twin is not None and fileio.stat(twin).kind is not fileio.FileKind.MISSING:
+            return twin
+    return path
+
+
+def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
+    """READ-VALIDATE-1: the table of SPEC.md 14.2, in order."""
+    check_path_syntax(inp.file_path)
+    path = resolve_existing(ctx, inp.file_path)
+    rule = matching_deny_rule(ctx.session, path, ("Read",))
+    if rule is not None:
+        raise errors.ReadDeniedError(
+            f"File is covered by a Read deny rule in your permission settings ({rule.text}) "
+            "and cannot be read."
+        )
+    if path in paths.BLOCKED_DEVICE_PATHS:  # READ-DEVICE-1: by name, before any stat
+        raise errors.BlockedDevicePathError(
+            f"Cannot read {path}: it is a device that never ends or waits for input."
+        )
+    kind = fileio.stat(path).kind
+    if kind is fileio.FileKind.MISSING:  # READ-MISSING-1
+        raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
+    if kind in (fileio.FileKind.DIRECTORY, fileio.FileKind.OTHER):  # READ-KIND-1
+        what = "a directory" if kind is fileio.FileKind.DIRECTORY else "not a regular file"
+        raise errors.NotARegularFileError(
+            f"Cannot read {path}: it is {what}. Read only reads files."
+        )
+    if inp.pages is not None:
+        raise errors.InvalidPagesError("The pages parameter applies only to PDF files.")
+
+
+def format_lines(lines: list[str], start: int) -> str:
+    """READ-FORMAT-1 and READ-LINE-2: ``cat -n`` with long lines cut."""
+    out = []
+    for number, line in enumerate(lines, start):
+        shown = line
+        if len(line) > MAX_LINE_CHARS:
+            shown = f"{line[:MAX_LINE_CHARS]}… [line truncated: {len(line)} characters]"
+        out.append(f"{number:>6}\t{shown}")
+    return "\n".join(out)
+
+
+def split_lines(content: str) -> list[str]:
+    """Lines without their endings; a final newline does not start a new line."""
+    if not content:
+        return []
+    lines = text.to_lf(content).split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _dedup_hit(ctx: ToolUseContext, path: str, offset: int, limit: int, st: fileio.Stat) -> bool:
+    """READ-DEDUP-1/3/4: a Read record of the same range and an unchanged file."""
+    if not ctx.session.dedup_enabled():
+        return False
+    record = ctx.session.read_state.get(path)
+    return (
+        record is not None
+        and record.source == "read"
+        and record.offset == offset
+        and record.limit == limit
+        and record.mtime_ns == st.mtime_ns
+        and record.size == st.size
+    )
+
+
+def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
+    path = resolve_existing(ctx, inp.file_path)
+    offset = inp.offset or 1
+    limit = inp.limit or DEFAULT_LIMIT
+    st = fileio.stat(path)
+    if st.kind is fileio.FileKind.DEV_NULL:
+        return _text_result(path, "", [], offset, 0)
+    if st.kind is not fileio.FileKind.REGULAR:
+        raise errors.FileVanishedError(f"{path} is no longer a regular file.")
+    if _dedup_hit(ctx, path, offset, limit, st):  # READ-DEDUP-2: decided by one stat
+        return ToolResult(
+            data={"type": "file_unchanged", "file": {"filePath": path}},
+            outcome={"dedup": True},
+        )
+    whole_file = inp.offset is None and inp.limit is None
+    if whole_file and st.size > MAX_WHOLE_FILE_BYTES:  # READ-SIZE-1: stat alone decides
+        raise errors.MaxFileReadSizeExceededError(
+            f"File content ({st.size} bytes) exceeds maximum allowed size "
+            f"({MAX_WHOLE_FILE_BYTES} bytes). Use offset and limit parameters to read "
+            "specific portions of the file, or search for specific content instead."
+        )
+    data = fileio.read_bytes(path)
+    encoding = text.detect_encoding(data)
+    if encoding is not text.Encoding.UTF16LE and b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        raise errors.BinaryFileError(  # READ-BINARY-1
+            f"{path} is a binary file and cannot be read as text. "
+            "Use a tool suited to its format instead."
+        )
+    content = text.decode(data, encoding)
+    lines = split_lines(content)
+    total = len(lines)
+    shown = lines[offset - 1 : offset - 1 + limit]
+    formatted = format_lines(shown, offset)
+    _enforce_token_cap(formatted, ctx.session.max_read_tokens())  # READ-TOKENS-1
+    partial = offset > 1 or offset - 1 + len(shown) < total  # STATE-PARTIAL-1
+    ctx.session.read_state.set(
+        path,
+        ReadRecord(
+            text=content,
+            mtime_ns=st.mtime_ns,
+            size=st.size,
+            offset=offset,
+            limit=limit,
+            partial=partial,
+            source="read",
+        ),
+    )
+    return _text_result(path, content, shown, offset, total)
+
+
+def _enforce_token_cap(formatted: str, cap: int) -> None:
+    """TOK-GATE-2: over the cap is an error, never a truncation."""
+    decision = tokens.gate(formatted, cap)
+    if decision.passed:
+        return
+    assert decision.exact is not None
+    counted = decision.exact.tokens
+    amount = f"{counted} tokens" if decision.exact.complete else f"more than {counted} tokens"
+    raise errors.MaxFileReadTokenExceededError(
+        f"File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset and "
+        "limit parameters to read specific portions of the file, or search for specific "
+        "content instead of reading the whole file."
+    )
+
+
+def _text_result(path: str, content: str, shown: list[str], offset: int, total: int) -> ToolResult:
+    """READ-OUTPUT-1."""
+    return ToolResult(
+        data={
+            "type": "text",
+            "file": {
+                "filePath": path,
+                "content": "\n".join(shown),
+                "numLines": len(shown),
+                "startLine": offset,
+                "totalLines": total,
+            },
+        }
+    )
+
+
+def map_result(data: Mapping[str, Any]) -> ResultContent:
+    if data["type"] == "file_unchanged":
+        return DEDUP_STUB
+    file = data["file"]
+    if file["totalLines"] == 0:
+        return EMPTY_NOTICE
+    if file["numLines"] == 0:  # READ-OFFSET-1
+        return (
+            "<system-reminder>Warning: the file exists but is shorter than the provided "
+            f"offset ({file['startLine']}). The file has {file['totalLines']} lines."
+            "</system-reminder>"
+        )
+    shown = file["content"].split("\n")
+    return format_lines(shown, file["startLine"])
+
+
+READ_TOOL: Final[Tool] = build_tool(
+    name=NAME,
+    input_model=ReadInput,
+    call=call,
+    validate_input=validate_input,
+    description="Reads a file from the local filesystem.",
+    error_codes={
+        errors.InvalidPathError: 1,
+        errors.UncPathError: 2,
+        errors.ReadDeniedError: 3,
+        errors.BlockedDevicePathError: 4,
+        errors.FileDoesNotExistError: 5,
+        errors.NotARegularFileError: 6,
+        errors.InvalidPagesError: 7,
+    },
+    is_concurrency_safe=lambda _inp: True,
+    is_read_only=lambda _inp: True,
+    map_result=map_result,
+    max_result_size_chars=math.inf,  # never persisted: Read's output is the file itself
+    path_fields=("file_path",),
+    interrupt_behavior="cancel",
+)

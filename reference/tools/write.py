@@ -1,0 +1,133 @@
+"""Write: whole-file replacement behind the read-before-write gate (SPEC.md 15)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Final
+
+from pydantic import Field
+
+from reference import errors, fileio, history, text
+from reference.filestate import ReadRecord, is_stale
+from reference.observer import Change
+from reference.patch import structured_patch
+from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
+from reference.tools._common import (
+    MODIFIED_SINCE_READ,
+    NOT_READ_YET,
+    UNEXPECTEDLY_MODIFIED,
+    StrictInput,
+    check_path_syntax,
+    matching_deny_rule,
+    record_is_stale,
+)
+
+NAME: Final = "Write"
+
+
+class WriteInput(StrictInput):
+    file_path: str = Field(description="The absolute path to the file to write")
+    content: str = Field(description="The content to write to the file")
+
+
+def validate_input(inp: WriteInput, ctx: ToolUseContext) -> None:
+    """WRITE-VALIDATE-1: the table of SPEC.md 15, in order."""
+    check_path_syntax(inp.file_path)
+    path = ctx.expand(inp.file_path)
+    rule = matching_deny_rule(ctx.session, path, ("Edit", "Read"))
+    if rule is not None:
+        raise errors.WriteDeniedError(
+            f"File is covered by a deny rule in your permission settings ({rule.text}) "
+            "and cannot be written."
+        )
+    st = fileio.stat(path)
+    if st.kind is fileio.FileKind.MISSING:
+        return  # WRITE-NEW-1: a new file needs no read
+    if st.kind is not fileio.FileKind.REGULAR:
+        raise errors.NotARegularFileError(f"Cannot write {path}: it is not a regular file.")
+    record = ctx.session.read_state.get(path)
+    if record is None or record.partial:  # WRITE-READ-1
+        raise errors.FileNotReadError(NOT_READ_YET)
+    if record_is_stale(record, path, st.mtime_ns):  # STATE-STALE-2, first check
+        raise errors.FileModifiedSinceReadError(MODIFIED_SINCE_READ)
+
+
+def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
+    """WRITE-SEQ-1: mkdir, backup, then the critical section: re-check and write."""
+    path = ctx.expand(inp.file_path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if fileio.stat(path).kind is fileio.FileKind.REGULAR:
+        history.backup(ctx.session.session_dir, fileio.read_bytes(path))  # HIST-1
+
+    # --- critical section: nothing between this re-check and the write ---
+    st = fileio.stat(path)
+    original: str | None = None
+    encoding = text.Encoding.UTF8  # WRITE-ENC-1: a new file is UTF-8 without BOM
+    if st.kind is fileio.FileKind.REGULAR:
+        data = fileio.read_bytes(path)
+        encoding = text.detect_encoding(data)
+        original = text.decode(data, encoding)
+        record = ctx.session.read_state.get(path)
+        stale = (
+            record is None
+            or record.partial
+            or is_stale(record, mtime_ns=st.mtime_ns, text=original)
+        )
+        if stale:  # STATE-STALE-2, second check
+            raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
+    elif st.kind is not fileio.FileKind.MISSING:
+        raise errors.FileVanishedError(f"{path} is no longer a regular file.")
+    # WRITE-CONTENT-1 / WRITE-EOL-1: the content verbatim, no line-ending inheritance.
+    written = fileio.atomic_write(path, text.encode(inp.content, encoding))
+    # --- end of critical section ---
+
+    ctx.session.read_state.set(  # WRITE-STATE-1
+        path,
+        ReadRecord(
+            text=inp.content,
+            mtime_ns=written.mtime_ns,
+            size=written.size,
+            offset=None,
+            limit=None,
+            partial=False,
+            source="write",
+        ),
+    )
+    change: Change = "created" if original is None else "changed"
+    ctx.session.notify(path, change)  # WRITE-NOTIFY-1
+    ctx.events.emit("file_changed", id=ctx.tool_use_id, path=path, change=change)
+    return ToolResult(  # WRITE-RESULT-1
+        data={
+            "type": "create" if original is None else "update",
+            "filePath": path,
+            "content": inp.content,
+            "structuredPatch": structured_patch(original or "", inp.content),
+            "originalFile": original,
+        }
+    )
+
+
+def map_result(data: Mapping[str, Any]) -> ResultContent:
+    if data["type"] == "create":
+        return f"File created successfully at: {data['filePath']}"
+    return f"The file {data['filePath']} has been updated successfully."
+
+
+WRITE_TOOL: Final[Tool] = build_tool(
+    name=NAME,
+    input_model=WriteInput,
+    call=call,
+    validate_input=validate_input,
+    description="Writes a file to the local filesystem, replacing it whole.",
+    error_codes={
+        errors.WriteDeniedError: 1,
+        errors.FileNotReadError: 2,
+        errors.FileModifiedSinceReadError: 3,
+        errors.InvalidPathError: 4,
+        errors.UncPathError: 5,
+        errors.NotARegularFileError: 6,
+    },
+    map_result=map_result,
+    path_fields=("file_path",),
+)
