@@ -39,31 +39,39 @@ class ReadInput(StrictInput):
     pages: str | None = Field(default=None, description="PDF page range, e.g. '1-5'")
 
 
-def resolve_existing(ctx: ToolUseContext, raw_path: str) -> str:
-    """The expanded path, or its thin-space twin when only that exists (READ-THINSPACE-1)."""
+def resolve_existing(ctx: ToolUseContext, raw_path: str) -> tuple[str, fileio.Stat]:
+    """The expanded path and its stat; the thin-space twin when only it exists.
+
+    READ-THINSPACE-1. One ``stat`` in the common case: this is the dedup hit's
+    whole I/O (READ-DEDUP-2).
+    """
     path = ctx.expand(raw_path)
-    if fileio.stat(path).kind is fileio.FileKind.MISSING:
+    st = fileio.stat(path)
+    if st.kind is fileio.FileKind.MISSING:
         twin = paths.thin_space_alternative(path)
-        if twin is not None and fileio.stat(twin).kind is not fileio.FileKind.MISSING:
-            return twin
-    return path
+        if twin is not None:
+            twin_st = fileio.stat(twin)
+            if twin_st.kind is not fileio.FileKind.MISSING:
+                return twin, twin_st
+    return path, st
 
 
 def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
     """READ-VALIDATE-1: the table of SPEC.md 14.2, in order."""
     check_path_syntax(inp.file_path)
-    path = resolve_existing(ctx, inp.file_path)
+    path = ctx.expand(inp.file_path)
+    if path in paths.BLOCKED_DEVICE_PATHS:  # READ-DEVICE-1: by name, before any stat
+        raise errors.BlockedDevicePathError(
+            f"Cannot read {path}: it is a device that never ends or waits for input."
+        )
+    path, st = resolve_existing(ctx, inp.file_path)
     rule = matching_deny_rule(ctx.session, path, ("Read",))
     if rule is not None:
         raise errors.ReadDeniedError(
             f"File is covered by a Read deny rule in your permission settings ({rule.text}) "
             "and cannot be read."
         )
-    if path in paths.BLOCKED_DEVICE_PATHS:  # READ-DEVICE-1: by name, before any stat
-        raise errors.BlockedDevicePathError(
-            f"Cannot read {path}: it is a device that never ends or waits for input."
-        )
-    kind = fileio.stat(path).kind
+    kind = st.kind
     if kind is fileio.FileKind.MISSING:  # READ-MISSING-1
         raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
     if kind in (fileio.FileKind.DIRECTORY, fileio.FileKind.OTHER):  # READ-KIND-1
@@ -112,10 +120,9 @@ def _dedup_hit(ctx: ToolUseContext, path: str, offset: int, limit: int, st: file
 
 
 def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
-    path = resolve_existing(ctx, inp.file_path)
+    path, st = resolve_existing(ctx, inp.file_path)
     offset = inp.offset or 1
     limit = inp.limit or DEFAULT_LIMIT
-    st = fileio.stat(path)
     if st.kind is fileio.FileKind.DEV_NULL:
         return _text_result(path, "", [], offset, 0)
     if st.kind is not fileio.FileKind.REGULAR:
