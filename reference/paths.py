@@ -33,6 +33,8 @@ def expand_path(path: str, *, cwd: str, home: str) -> str:
     Symlinks are not resolved: the expanded path is what rules, hooks and the
     read-file state see.
     """
+    if path.startswith("/") and "//" not in path and "/." not in path and path[-1:] != "/":
+        return path  # already absolute and normal: the common case, kept cheap
     if path == "~":
         path = home
     elif path.startswith("~/"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from collections.abc import Mapping
@@ -18,9 +19,13 @@ MAX_READ_TOKENS_ENV: Final = "CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS"
 PromptAnswer = Literal["allow", "deny"]
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Session:
-    """Mutable by design: the read-file state and cwd evolve as tools run."""
+    """Mutable by design: the read-file state and cwd evolve as tools run.
+
+    The knobs read from env and settings are computed once: both are fixed
+    for the session's life.
+    """
 
     root: str
     cwd: str
@@ -59,6 +64,7 @@ class Session:
             session_dir=session_dir or tempfile.mkdtemp(prefix="toolsys-session-"),
         )
 
+    @functools.cached_property
     def max_read_tokens(self) -> int:
         """TOK-CAP-1: env over the configured value over 25,000."""
         return (
@@ -67,6 +73,7 @@ class Session:
             or DEFAULT_MAX_READ_TOKENS
         )
 
+    @functools.cached_property
     def dedup_enabled(self) -> bool:
         """READ-DEDUP-4: the killswitch turns dedup off."""
         return self.settings.scalar("readDedupKillswitch") is not True

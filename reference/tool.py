@@ -12,7 +12,8 @@ import math
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel
 
@@ -50,14 +51,17 @@ class ToolUseContext:
 ContextModifier = Callable[[ToolUseContext], ToolUseContext]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolResult:
-    """What ``call()`` returns. ``data`` is the tool's structured output."""
+class ToolResult(NamedTuple):
+    """What ``call()`` returns. ``data`` is the tool's structured output.
+
+    A named tuple rather than a dataclass: it is built on every call, the dedup
+    hit included, where a frozen dataclass's constructor is measurable.
+    """
 
     data: Mapping[str, Any]
     new_messages: tuple[Mapping[str, Any], ...] = ()
     context_modifier: ContextModifier | None = None
-    outcome: Mapping[str, Any] = field(default_factory=dict)
+    outcome: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Final
 
 from pydantic import Field
@@ -27,6 +28,7 @@ DEDUP_STUB: Final = (  # READ-DEDUP-1
     "Wasted call \u2014 file unchanged since your last Read. "
     "Refer to that earlier tool_result instead."
 )
+DEDUP_HIT: Final = MappingProxyType({"dedup": True})
 EMPTY_NOTICE: Final = (  # READ-EMPTY-1
     "<system-reminder>Warning: the file exists but its contents are empty.</system-reminder>"
 )
@@ -106,7 +108,7 @@ def split_lines(content: str) -> list[str]:
 
 def _dedup_hit(ctx: ToolUseContext, path: str, offset: int, limit: int, st: fileio.Stat) -> bool:
     """READ-DEDUP-1/3/4: a Read record of the same range and an unchanged file."""
-    if not ctx.session.dedup_enabled():
+    if not ctx.session.dedup_enabled:
         return False
     record = ctx.session.read_state.get(path)
     return (
@@ -128,10 +130,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     if st.kind is not fileio.FileKind.REGULAR:
         raise errors.FileVanishedError(f"{path} is no longer a regular file.")
     if _dedup_hit(ctx, path, offset, limit, st):  # READ-DEDUP-2: decided by one stat
-        return ToolResult(
-            data={"type": "file_unchanged", "file": {"filePath": path}},
-            outcome={"dedup": True},
-        )
+        return ToolResult({"type": "file_unchanged", "file": {"filePath": path}}, outcome=DEDUP_HIT)
     whole_file = inp.offset is None and inp.limit is None
     if whole_file and st.size > MAX_WHOLE_FILE_BYTES:  # READ-SIZE-1: stat alone decides
         raise errors.MaxFileReadSizeExceededError(
@@ -151,7 +150,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     total = len(lines)
     shown = lines[offset - 1 : offset - 1 + limit]
     formatted = format_lines(shown, offset)
-    _enforce_token_cap(formatted, ctx.session.max_read_tokens())  # READ-TOKENS-1
+    _enforce_token_cap(formatted, ctx.session.max_read_tokens)  # READ-TOKENS-1
     partial = offset > 1 or offset - 1 + len(shown) < total  # STATE-PARTIAL-1
     ctx.session.read_state.set(
         path,
