@@ -1,0 +1,359 @@
+"""The ``toolconf`` command line (also ``python -m conformance``).
+
+Commands:
+
+- ``run [PATHS] [--impl I] [-k PATTERN] ...``: run scenarios and report;
+- ``list [PATHS] [-k PATTERN] [--level L] [--spec ID]``: ids, levels, SPEC IDs, titles;
+- ``lint``: check the suite itself (``conformance.lint``);
+- ``smoke --impl I``: hello, begin, end; say what the implementation is.
+
+Exit status: 0 all good; 1 something failed (a scenario outcome of fail,
+error, crash, timeout or xpass; a stale expected failure; a lint problem; a
+scenario file that does not load); 2 bad usage or an unreadable input file;
+3 the implementation could not be started; 5 no scenario selected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import fnmatch
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from conformance import __version__
+from conformance.baseline import diff_baseline, load_baseline, merge_baseline, save_baseline
+from conformance.connectors import ConnectorOptions, connect
+from conformance.console import Progress, describe_result, format_table, summarize
+from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
+from conformance.lint import LintPaths, lint
+from conformance.protocol import check_ok
+from conformance.registry import DEFAULT_EXCLUDED, DEFAULT_FEATURES, DEFAULT_SCENARIOS, DEFAULT_SPEC
+from conformance.reports import FORMATS, RunInfo, write_report
+from conformance.results import Outcome, ScenarioResult
+from conformance.runner import DEFAULT_FIXTURES, Runner
+from conformance.scenario import Scenario, discover, load_scenarios
+from conformance.xfail import apply_expected_failures, load_expected_failures, unknown_entries
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_NOTHING = 0, 1, 2, 3, 5
+_EXTENSIONS = {"junit": "xml", "jsonl": "jsonl", "markdown": "md", "html": "html"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``) and run the command; return the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.command(args)
+    except ConformanceError as exc:
+        print(f"toolconf: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return status
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="toolconf", description="Tool-system conformance suite.")
+    parser.add_argument("--version", action="version", version=f"toolconf {__version__}")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run scenarios against an implementation")
+    _add_selection(run)
+    _add_impl(run)
+    run.add_argument("--features", help="comma-separated features to assume instead of the hello's")
+    run.add_argument(
+        "--expected-failures", type=Path, metavar="FILE", help="YAML {scenario-id: reason}"
+    )
+    run.add_argument("--report", choices=sorted(FORMATS), help="also write a report in this format")
+    run.add_argument(
+        "--output", metavar="FILE", help="report file ('-' for stdout; default toolconf-report.EXT)"
+    )
+    run.add_argument(
+        "--baseline", type=Path, metavar="FILE", help="record outcomes, or compare with them"
+    )
+    run.add_argument(
+        "--update-baseline", action="store_true", help="rewrite an existing baseline with this run"
+    )
+    run.add_argument(
+        "--fixtures", type=Path, default=DEFAULT_FIXTURES, help="what {fixtures} expands to"
+    )
+    run.add_argument("--keep", action="store_true", help="keep each scenario's sandbox on disk")
+    run.add_argument(
+        "--no-progress", action="store_true", help="print only the summary, not a line per scenario"
+    )
+    run.set_defaults(command=_run)
+
+    listing = commands.add_parser("list", help="list scenarios: id, level, SPEC IDs, title")
+    _add_selection(listing)
+    listing.add_argument("--level", choices=("MUST", "SHOULD", "MAY"))
+    listing.add_argument(
+        "--spec", metavar="PREFIX", help="only scenarios citing a SPEC ID with this prefix"
+    )
+    listing.set_defaults(command=_list)
+
+    check = commands.add_parser(
+        "lint", help="check scenarios, SPEC coverage, features and exclusions"
+    )
+    check.add_argument("--scenarios", type=Path, default=DEFAULT_SCENARIOS)
+    check.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
+    check.add_argument("--features", type=Path, default=DEFAULT_FEATURES)
+    check.add_argument("--excluded", type=Path, default=DEFAULT_EXCLUDED)
+    check.set_defaults(command=_lint)
+
+    smoke = commands.add_parser("smoke", help="start an implementation, open and close a session")
+    _add_impl(smoke)
+    smoke.set_defaults(command=_smoke)
+    return parser
+
+
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        help=f"scenario files or directories (default {DEFAULT_SCENARIOS})",
+    )
+    parser.add_argument(
+        "-k",
+        "--id",
+        dest="patterns",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only ids containing PATTERN, or matching it as a glob; repeatable",
+    )
+
+
+def _add_impl(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--impl", default="direct", help="direct | stdio:COMMAND | mutant:NAME (default direct)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds per request (default 10)"
+    )
+
+
+def _selected(scenario_id: str, patterns: Sequence[str]) -> bool:
+    if not patterns:
+        return True
+    return any(
+        fnmatch.fnmatchcase(scenario_id, p) if any(c in p for c in "*?[") else p in scenario_id
+        for p in patterns
+    )
+
+
+def _load(args: argparse.Namespace) -> tuple[list[Scenario], list[ScenarioLoadError]]:
+    paths: list[Path] = args.paths or [DEFAULT_SCENARIOS]
+    root = paths[0] if len(paths) == 1 and paths[0].is_dir() else DEFAULT_SCENARIOS
+    for path in paths:
+        if not path.exists():
+            raise ConformanceError(f"no such file or directory: {path}")
+    scenarios, errors = load_scenarios(paths, root=root)
+    scenarios = [s for s in scenarios if _selected(s.id, args.patterns)]
+    errors = [e for e in errors if _selected(Path(e.path).stem, args.patterns)]
+    return scenarios, errors
+
+
+def _load_error_result(error: ScenarioLoadError) -> ScenarioResult:
+    path = Path(error.path)
+    return ScenarioResult(
+        id=path.stem,
+        outcome=Outcome.ERROR,
+        area=path.parent.name,
+        path=error.path,
+        kind="scenario",
+        where="load",
+        message=str(error),
+    )
+
+
+# -- run ----------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace) -> int:
+    scenarios, load_errors = _load(args)
+    console = sys.stderr if args.output == "-" else sys.stdout
+    if not scenarios and not load_errors:
+        print("toolconf: no scenarios selected", file=console)
+        return EXIT_NOTHING
+    expected = load_expected_failures(args.expected_failures) if args.expected_failures else {}
+    baseline = load_baseline(args.baseline) if args.baseline and args.baseline.exists() else None
+    features = None if args.features is None else [f for f in args.features.split(",") if f.strip()]
+    options = ConnectorOptions(timeout=args.timeout, hello_timeout=max(args.timeout, 30.0))
+    runner = Runner(
+        connect(args.impl, options), features=features, fixtures=args.fixtures, keep=args.keep
+    )
+    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    try:
+        hello = runner.start()
+    except AdapterFailure as exc:
+        print(f"toolconf: cannot start {args.impl}: [{exc.kind}] {exc}", file=sys.stderr)
+        if stderr := runner.connector.take_stderr().strip():
+            print(stderr, file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    print(
+        f"toolconf {__version__}: {hello.name} via {args.impl}, {len(scenarios)} scenarios",
+        file=console,
+    )
+    results = [_load_error_result(e) for e in load_errors]
+    progress = Progress(len(scenarios), console, quiet=args.no_progress)
+    try:
+        for raw in runner.run_all(scenarios):
+            result = apply_expected_failures(raw, expected)
+            results.append(result)
+            progress.update(result)
+    finally:
+        progress.finish()
+        runner.close()
+
+    status = _print_summary(results, console)
+    # Ids equal file stems, so every scenario that exists is known without loading it.
+    roots = [p for p in [DEFAULT_SCENARIOS, *args.paths] if p.exists()]
+    stale = unknown_entries(expected, [p.stem for p in discover(roots)])
+    if stale:
+        print(f"stale expected failures (no such scenario): {', '.join(stale)}", file=console)
+        status = EXIT_FAILED
+    if args.report:
+        info = RunInfo(
+            impl=args.impl,
+            implementation=hello.implementation,
+            features=sorted(runner.features),
+            started=started,
+        )
+        with _open_output(args.output or f"toolconf-report.{_EXTENSIONS[args.report]}") as out:
+            write_report(args.report, results, info, out)
+    if args.baseline:
+        _baseline(
+            args.baseline,
+            baseline=baseline,
+            results=results,
+            implementation=dict(hello.implementation),
+            update=args.update_baseline,
+            console=console,
+        )
+    return status
+
+
+def _print_summary(results: list[ScenarioResult], console: TextIO) -> int:
+    bad = [r for r in results if r.bad]
+    for result in [r for r in results if r.outcome is Outcome.XFAIL] + bad:
+        print("\n" + describe_result(result), file=console)
+    print("\n" + format_table("level", summarize(results, lambda r: r.level)), file=console)
+    print("\n" + format_table("area", summarize(results, lambda r: r.area)), file=console)
+    print(
+        f"\n{'FAILED' if bad else 'OK'}: {len(bad)} of {len(results)} scenarios not passing",
+        file=console,
+    )
+    return EXIT_FAILED if bad else EXIT_OK
+
+
+@contextlib.contextmanager
+def _open_output(name: str) -> Iterator[TextIO]:
+    if name == "-":
+        yield sys.stdout
+        return
+    with open(name, "w", encoding="utf-8") as handle:
+        yield handle
+
+
+def _baseline(
+    path: Path,
+    *,
+    baseline: dict[str, str] | None,
+    results: list[ScenarioResult],
+    implementation: dict[str, object],
+    update: bool,
+    console: TextIO,
+) -> None:
+    if baseline is None:
+        save_baseline(path, merge_baseline({}, results), implementation)
+        print(f"baseline recorded: {path} ({len(results)} scenarios)", file=console)
+        return
+    changes = diff_baseline(baseline, results)
+    if not changes:
+        print(f"baseline {path}: no changes", file=console)
+    else:
+        print(f"baseline {path}: {len(changes)} changed", file=console)
+        for change in changes:
+            print(f"  {change}", file=console)
+        spec_ids = sorted({s for c in changes for s in c.spec})
+        if spec_ids:
+            print(f"  SPEC IDs affected: {', '.join(spec_ids)}", file=console)
+    if update:
+        save_baseline(path, merge_baseline(baseline, results), implementation)
+        print(f"baseline updated: {path}", file=console)
+    elif changes:
+        print("  (use --update-baseline to record them)", file=console)
+
+
+# -- list, lint, smoke ----------------------------------------------------------
+
+
+def _list(args: argparse.Namespace) -> int:
+    scenarios, errors = _load(args)
+    for error in errors:
+        print(error, file=sys.stderr)
+    chosen = [
+        s
+        for s in scenarios
+        if (args.level is None or s.level == args.level)
+        and (args.spec is None or any(spec_id.startswith(args.spec) for spec_id in s.spec))
+    ]
+    for s in chosen:
+        print(f"{s.area}/{s.id}\t{s.level}\t{','.join(s.spec)}\t{s.title}")
+    return EXIT_FAILED if errors else EXIT_OK
+
+
+def _lint(args: argparse.Namespace) -> int:
+    problems = lint(
+        LintPaths(
+            scenarios=args.scenarios, spec=args.spec, features=args.features, excluded=args.excluded
+        )
+    )
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"lint: {len(problems)} problem{'s' if len(problems) != 1 else ''}")
+        return EXIT_FAILED
+    print("lint: ok")
+    return EXIT_OK
+
+
+def _smoke(args: argparse.Namespace) -> int:
+    connector = connect(
+        args.impl, ConnectorOptions(timeout=args.timeout, hello_timeout=max(args.timeout, 30.0))
+    )
+    try:
+        hello = connector.start()
+        with tempfile.TemporaryDirectory(prefix="toolconf-smoke-") as base:
+            root = Path(base, "root")
+            session_dir = Path(base, "session")
+            root.mkdir()
+            session_dir.mkdir()
+            session = {
+                "root": str(root),
+                "cwd": str(root),
+                "env": {"HOME": str(root)},
+                "settings": {},
+                "prompt": "deny",
+                "test_tools": False,
+                "session_dir": str(session_dir),
+            }
+            check_ok(connector.request({"cmd": "begin", "session": session}), "begin")
+            check_ok(connector.request({"cmd": "end"}), "end")
+    except AdapterFailure as exc:
+        print(f"smoke: {args.impl} is not usable: [{exc.kind}] {exc}")
+        if stderr := connector.take_stderr().strip():
+            print(stderr)
+        connector.close()
+        return EXIT_UNAVAILABLE
+    connector.close()
+    language = hello.implementation.get("language", "?")
+    print(f"smoke: ok: {hello.name} ({language}), protocol {hello.protocol}")
+    print(f"features: {', '.join(sorted(hello.features)) or 'none'}")
+    return EXIT_OK

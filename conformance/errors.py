@@ -1,0 +1,115 @@
+"""The exceptions of the conformance runner, in two families.
+
+``ScenarioError`` and its subclass ``ScenarioLoadError`` are problems of the
+suite itself (a malformed file, an fs step that cannot be carried out): the
+scenario is reported as ``error``. ``AdapterFailure`` and its subclasses are
+failures of the implementation under test at the protocol level (it crashed,
+hung, or broke the wire contract): the scenario is reported as ``crash``,
+``timeout`` or ``error``, and the connection is restarted before the next one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+__all__ = [
+    "AdapterCrash",
+    "AdapterError",
+    "AdapterFailure",
+    "AdapterTimeout",
+    "ConformanceError",
+    "Problem",
+    "ProtocolError",
+    "ScenarioError",
+    "ScenarioLoadError",
+    "VersionMismatch",
+]
+
+
+class ConformanceError(Exception):
+    """Root of every exception the runner raises on purpose."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One located complaint about a file: what `lint` and the loader report.
+
+    ``line`` is 1-based, or None when the problem concerns the file as a whole;
+    ``field`` is a dotted path into the document such as ``steps[2].expect``.
+    """
+
+    file: str
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
+
+
+class ScenarioError(ConformanceError):
+    """The scenario (not the implementation) is at fault; reported as ``error``."""
+
+
+class ScenarioLoadError(ScenarioError):
+    """A scenario file failed to parse or validate; carries every problem found."""
+
+    def __init__(self, path: Path | str, problems: list[Problem]) -> None:
+        self.path = str(path)
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+class AdapterFailure(ConformanceError):
+    """The implementation broke the protocol; the connection must be restarted.
+
+    ``outcome`` is the scenario outcome this failure maps to.
+    """
+
+    outcome: ClassVar[str] = "error"
+    kind: ClassVar[str] = "protocol"
+    restart: ClassVar[bool] = True
+
+
+class AdapterCrash(AdapterFailure):
+    """The adapter exited, closed its stdout, or raised in-process."""
+
+    outcome = "crash"
+    kind = "crash"
+
+
+class AdapterTimeout(AdapterFailure):
+    """No response within the per-request timeout."""
+
+    outcome = "timeout"
+    kind = "timeout"
+
+
+class ProtocolError(AdapterFailure):
+    """A response that is not one JSON object, has the wrong seq, or the wrong shape."""
+
+
+class VersionMismatch(ProtocolError):
+    """The adapter's hello announced a protocol this runner does not speak."""
+
+    kind = "version_mismatch"
+
+    def __init__(self, expected: int, got: object) -> None:
+        self.expected = expected
+        self.got = got
+        super().__init__(f"adapter speaks protocol {got!r}, this runner speaks {expected}")
+
+
+class AdapterError(AdapterFailure):
+    """The adapter answered with ``{"error": ...}``: it refused a request it should accept.
+
+    The adapter keeps serving after such an answer, so no restart is needed.
+    """
+
+    kind = "adapter_error"
+    restart = False

@@ -1,0 +1,165 @@
+"""Run reports in four formats: JUnit XML, JSON lines, Markdown and HTML.
+
+Every format carries the same facts: the implementation and its features, one
+record per scenario (outcome, SPEC IDs, where it failed, expected vs actual,
+stderr) and the counts. JSON lines is the machine format: a ``header`` line,
+one ``result`` line per scenario, a ``footer`` line.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from conformance import __version__
+from conformance.console import describe_result, format_table, summarize
+from conformance.protocol import PROTOCOL_VERSION
+from conformance.results import Outcome, ScenarioResult, count_outcomes
+
+__all__ = ["FORMATS", "RunInfo", "write_report"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunInfo:
+    """What a report says about the run as a whole."""
+
+    impl: str
+    implementation: Mapping[str, Any] = field(default_factory=dict)
+    features: Sequence[str] = ()
+    started: str = ""
+
+
+def _counts(results: Sequence[ScenarioResult]) -> dict[str, int]:
+    return {str(k): v for k, v in count_outcomes(results).items()}
+
+
+def _jsonl(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> None:
+    header = {
+        "type": "header",
+        "toolconf": __version__,
+        "protocol": PROTOCOL_VERSION,
+        "impl": info.impl,
+        "implementation": dict(info.implementation),
+        "features": sorted(info.features),
+        "started": info.started,
+    }
+    out.write(json.dumps(header, ensure_ascii=False) + "\n")
+    for result in results:
+        out.write(json.dumps({"type": "result", **result.to_json()}, ensure_ascii=False) + "\n")
+    out.write(json.dumps({"type": "footer", "counts": _counts(results)}) + "\n")
+
+
+_JUNIT_FAILURE = {Outcome.FAIL: "failure", Outcome.XPASS: "failure"}
+_JUNIT_ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
+_JUNIT_SKIP = {Outcome.NOT_APPLICABLE, Outcome.XFAIL}
+
+
+def _junit(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> None:
+    suites = ET.Element("testsuites", name=f"toolconf {info.impl}")
+    by_area: dict[str, list[ScenarioResult]] = {}
+    for result in results:
+        by_area.setdefault(result.area or "-", []).append(result)
+    for area, members in sorted(by_area.items()):
+        counts = count_outcomes(members)
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=area,
+            tests=str(len(members)),
+            failures=str(counts[Outcome.FAIL] + counts[Outcome.XPASS]),
+            errors=str(sum(counts[o] for o in _JUNIT_ERROR)),
+            skipped=str(sum(counts[o] for o in _JUNIT_SKIP)),
+            time=f"{sum(r.duration for r in members):.3f}",
+        )
+        for result in members:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"toolconf.{area}",
+                name=result.id,
+                time=f"{result.duration:.3f}",
+            )
+            if result.path:
+                case.set("file", result.path)
+            properties = ET.SubElement(case, "properties")
+            ET.SubElement(properties, "property", name="spec", value=", ".join(result.spec))
+            ET.SubElement(properties, "property", name="level", value=result.level)
+            ET.SubElement(properties, "property", name="outcome", value=str(result.outcome))
+            summary = result.message or result.reason or str(result.outcome)
+            if result.outcome in _JUNIT_FAILURE:
+                ET.SubElement(
+                    case, "failure", message=summary[:500], type=str(result.outcome)
+                ).text = describe_result(result)
+            elif result.outcome in _JUNIT_ERROR:
+                ET.SubElement(
+                    case, "error", message=summary[:500], type=str(result.outcome)
+                ).text = describe_result(result)
+            elif result.outcome in _JUNIT_SKIP:
+                ET.SubElement(case, "skipped", message=f"{result.outcome}: {result.reason}"[:500])
+            if result.stderr:
+                ET.SubElement(case, "system-err").text = result.stderr
+    ET.indent(suites)
+    out.write(ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n")
+
+
+def _markdown(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> None:
+    name = info.implementation.get("name", info.impl)
+    version = info.implementation.get("version", "")
+    out.write(f"# Conformance: {name} {version}".rstrip() + "\n\n")
+    out.write(f"Implementation `{info.impl}`, toolconf {__version__}, protocol {PROTOCOL_VERSION}")
+    out.write(f", started {info.started}.\n\n" if info.started else ".\n\n")
+    out.write(f"Features: {', '.join(sorted(info.features)) or 'none'}.\n\n")
+    out.write(format_table("level", summarize(results, lambda r: r.level), markdown=True) + "\n\n")
+    out.write(format_table("area", summarize(results, lambda r: r.area), markdown=True) + "\n\n")
+    bad = [r for r in results if r.bad or r.outcome is Outcome.XFAIL]
+    if bad:
+        out.write("## Not passing\n\n")
+        for result in bad:
+            out.write("```\n" + describe_result(result).replace("```", "'''") + "\n```\n\n")
+
+
+def _html(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> None:
+    e = html.escape
+    version = info.implementation.get("version", "")
+    name = f"{info.implementation.get('name', info.impl)} {version}".strip()
+    out.write(
+        "<!doctype html>\n<html><head><meta charset='utf-8'>"
+        f"<title>Conformance: {e(name)}</title><style>"
+        "body{font-family:sans-serif}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}"
+        ".pass{background:#dfd}.fail,.error,.crash,.timeout,.xpass{background:#fdd}"
+        ".not_applicable,.xfail{background:#eee}pre{margin:0;white-space:pre-wrap}"
+        "</style></head><body>\n"
+    )
+    out.write(f"<h1>Conformance: {e(name)}</h1>\n<p>Implementation <code>{e(info.impl)}</code>")
+    out.write(f", toolconf {e(__version__)}, protocol {PROTOCOL_VERSION}. {e(info.started)}</p>\n")
+    for title, key in (("level", lambda r: r.level), ("area", lambda r: r.area)):
+        out.write(f"<pre>{e(format_table(title, summarize(results, key)))}</pre><br>\n")
+    out.write("<table><tr><th>scenario</th><th>outcome</th><th>spec</th><th>details</th></tr>\n")
+    for r in results:
+        details = describe_result(r) if r.outcome is not Outcome.PASS else ""
+        out.write(
+            f"<tr class='{e(str(r.outcome))}'>"
+            f"<td>{e(r.area)}/{e(r.id)}<br><small>{e(r.title)}</small></td>"
+            f"<td>{e(str(r.outcome))}</td><td>{e(', '.join(r.spec))} ({e(r.level)})</td>"
+            f"<td><pre>{e(details)}</pre></td></tr>\n"
+        )
+    out.write("</table></body></html>\n")
+
+
+FORMATS: Mapping[str, Callable[[Sequence[ScenarioResult], RunInfo, TextIO], None]] = {
+    "junit": _junit,
+    "jsonl": _jsonl,
+    "markdown": _markdown,
+    "html": _html,
+}
+"""Report format name -> writer."""
+
+
+def write_report(fmt: str, results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> None:
+    """Write a report of ``fmt`` (a key of ``FORMATS``) to ``out``."""
+    FORMATS[fmt](results, info, out)

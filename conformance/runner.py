@@ -1,0 +1,335 @@
+"""Running scenarios against a connector.
+
+``run_scenario`` runs one scenario on a started connector: sandbox, setup
+files, ``begin``, the steps in order (stopping at the first that fails), the
+final file checks, ``end``. ``Runner`` runs many: it starts the connector
+once, restarts it (replaying ``hello``) after a crash, timeout or protocol
+error, and decides applicability from the features the implementation
+declared. Neither ever raises for a problem of the scenario or of the
+implementation; those become outcomes.
+
+Programmatic use::
+
+    from conformance import Runner, connect, load_scenario
+
+    with Runner(connect("direct")) as runner:
+        result = runner.run(load_scenario(Path("conformance/scenarios/read/read-basic.yaml")))
+        print(result.outcome, result.where, *result.mismatches)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import traceback
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from conformance.checks import check_call, check_message
+from conformance.connectors import Connector
+from conformance.errors import AdapterFailure, ConformanceError, ScenarioError
+from conformance.matchers import Mismatch
+from conformance.protocol import Hello, check_call_response, check_message_response, check_ok
+from conformance.results import Outcome, ScenarioResult
+from conformance.sandbox import Sandbox
+from conformance.scenario import CallStep, FsStep, MessageStep, Scenario, Step
+
+__all__ = ["DEFAULT_FIXTURES", "Runner", "run_scenario"]
+
+DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+"""The repository's ``fixtures/`` directory, the default ``{fixtures}``."""
+
+
+@dataclass(slots=True)
+class _StepFailed(Exception):
+    mismatches: list[Mismatch]
+
+
+def run_scenario(
+    scenario: Scenario,
+    connector: Connector,
+    features: Iterable[str],
+    *,
+    fixtures: Path = DEFAULT_FIXTURES,
+    keep: bool = False,
+) -> ScenarioResult:
+    """Run one scenario on a started connector; never raises for scenario or adapter problems.
+
+    ``features`` are those the implementation supports (normally its hello);
+    a scenario requiring others is ``not_applicable``. With ``keep`` the
+    sandbox stays on disk and its path is in the result's message.
+    """
+    base = ScenarioResult(
+        id=scenario.id,
+        outcome=Outcome.PASS,
+        title=scenario.title,
+        spec=scenario.spec,
+        level=scenario.level,
+        area=scenario.area,
+        path=str(scenario.path) if scenario.path else None,
+    )
+    available = set(features)
+    missing = [f for f in scenario.requires if f not in available]
+    if missing:
+        return replace(
+            base, outcome=Outcome.NOT_APPLICABLE, reason=f"requires {', '.join(missing)}"
+        )
+    started = time.perf_counter()
+    execution = _Execution(scenario, connector, fixtures)
+    try:
+        result = execution.run(base)
+    finally:
+        if not keep:
+            execution.sandbox.cleanup()
+    if keep:
+        result = replace(
+            result, message=f"{result.message} [sandbox kept: {execution.sandbox.base}]".strip()
+        )
+    return replace(result, duration=time.perf_counter() - started, stderr=connector.take_stderr())
+
+
+class _Execution:
+    """The state of one scenario run: sandbox, session, tool_use id counter."""
+
+    def __init__(self, scenario: Scenario, connector: Connector, fixtures: Path) -> None:
+        self.scenario = scenario
+        self.connector = connector
+        self.sandbox = Sandbox(fixtures)
+        self.cwd = self.sandbox.root
+        self.ids = 0
+        self.in_session = False
+
+    def run(self, base: ScenarioResult) -> ScenarioResult:
+        where = "setup"
+        step_index: int | None = None
+        try:
+            setup = self.scenario.setup
+            self.cwd = self.sandbox.materialize(setup.files, setup.cwd)
+            self._begin()
+            for step_index, step in enumerate(self.scenario.steps, start=1):
+                where = f"step {step_index} ({_describe(step)})"
+                self._step(step)
+            step_index = None
+            where = "final"
+            mismatches = self.sandbox.check_final(self.scenario.final)
+            if mismatches:
+                raise _StepFailed(mismatches)
+            where = "end"
+            self._end()
+        except _StepFailed as failed:
+            self._end_quietly()
+            return replace(
+                base,
+                outcome=Outcome.FAIL,
+                step=step_index,
+                where=where,
+                mismatches=tuple(failed.mismatches),
+                message=f"{where}: {failed.mismatches[0]}",
+            )
+        except AdapterFailure as exc:
+            if not exc.restart:
+                self._end_quietly()
+            return replace(
+                base,
+                outcome=Outcome(exc.outcome),
+                kind=exc.kind,
+                step=step_index,
+                where=where,
+                message=f"{where}: {exc}",
+                connection_broken=exc.restart,
+            )
+        except ScenarioError as exc:
+            self._end_quietly()
+            return replace(
+                base,
+                outcome=Outcome.ERROR,
+                kind="scenario",
+                step=step_index,
+                where=where,
+                message=f"{where}: {exc}",
+            )
+        except Exception as exc:  # a runner bug must not stop the run
+            self._end_quietly()
+            detail = "".join(traceback.format_exception(exc))
+            return replace(
+                base,
+                outcome=Outcome.ERROR,
+                kind="harness",
+                step=step_index,
+                where=where,
+                message=f"{where}: runner error {exc!r}\n{detail}",
+            )
+        return base
+
+    # -- session -----------------------------------------------------------
+
+    def _begin(self) -> None:
+        setup = self.scenario.setup
+        env = {"HOME": str(self.sandbox.home), **self.sandbox.expand(dict(setup.env))}
+        session_dir = self.sandbox.new_session_dir()
+        session: dict[str, Any] = {
+            "root": str(self.sandbox.root),
+            "cwd": str(self.cwd),
+            "env": env,
+            "settings": self.sandbox.expand(dict(setup.settings)),
+            "prompt": setup.prompt,
+            "test_tools": setup.test_tools,
+            "session_dir": str(session_dir),
+        }
+        check_ok(self.connector.request({"cmd": "begin", "session": session}), "begin")
+        self.in_session = True
+
+    def _end(self) -> None:
+        if self.in_session:
+            self.in_session = False
+            check_ok(self.connector.request({"cmd": "end"}), "end")
+
+    def _end_quietly(self) -> None:
+        """End the session after a failure; a broken adapter is noticed by the next request."""
+        with contextlib.suppress(ConformanceError):
+            self._end()
+
+    # -- steps -------------------------------------------------------------
+
+    def _tool_use(self, name: str, tool_input: Any, tool_use_id: str | None) -> dict[str, Any]:
+        if tool_use_id is None:
+            self.ids += 1
+            tool_use_id = f"toolu_{self.ids}"
+        return {
+            "type": "tool_use",
+            "id": tool_use_id,
+            "name": name,
+            "input": self.sandbox.expand(tool_input),
+        }
+
+    def _step(self, step: Step) -> None:
+        if isinstance(step, CallStep):
+            tool_use = self._tool_use(step.call.name, step.call.input, step.call.id)
+            answer = self.connector.request({"cmd": "call", "tool_use": tool_use})
+            check_call_response(answer)
+            mismatches = check_call(self.sandbox.expand_expect(step.expect), answer, tool_use["id"])
+        elif isinstance(step, MessageStep):
+            uses = [self._tool_use(c.name, c.input, c.id) for c in step.calls]
+            answer = self.connector.request({"cmd": "message", "content": uses})
+            check_message_response(answer, len(uses))
+            mismatches = check_message(
+                self.sandbox.expand_expect(step.expect), answer, [u["id"] for u in uses]
+            )
+        elif isinstance(step, FsStep):
+            self.sandbox.apply(step)
+            mismatches = []
+        else:
+            self._end()
+            self._begin()
+            mismatches = []
+        if mismatches:
+            raise _StepFailed(mismatches)
+
+
+def _describe(step: Step) -> str:
+    if isinstance(step, CallStep):
+        text = f"call {step.call.name}"
+    elif isinstance(step, MessageStep):
+        text = "message " + ", ".join(c.name for c in step.calls)
+    elif isinstance(step, FsStep):
+        text = f"fs {step.op} {step.path}"
+    else:
+        text = f"session {step.action}"
+    return f"{text}, line {step.line}" if step.line else text
+
+
+class Runner:
+    """Runs many scenarios on one connector, restarting it when it breaks.
+
+    ``features`` overrides what the implementation declared (to run a subset,
+    or to force scenarios on). Use as a context manager, or call ``start`` and
+    ``close``.
+    """
+
+    def __init__(
+        self,
+        connector: Connector,
+        *,
+        features: Iterable[str] | None = None,
+        fixtures: Path = DEFAULT_FIXTURES,
+        keep: bool = False,
+    ) -> None:
+        self.connector = connector
+        self.features_override = None if features is None else frozenset(features)
+        self.fixtures = fixtures
+        self.keep = keep
+        self._hello: Hello | None = None
+        self._broken = False
+
+    @property
+    def hello(self) -> Hello | None:
+        """The handshake of the running implementation, or None before ``start``."""
+        return self._hello
+
+    @property
+    def features(self) -> frozenset[str]:
+        """The features scenarios are checked against."""
+        if self.features_override is not None:
+            return self.features_override
+        return self._hello.features if self._hello else frozenset()
+
+    def start(self) -> Hello:
+        """Start the implementation and shake hands.
+
+        Raises:
+            AdapterFailure: it cannot start, or speaks another protocol.
+        """
+        self._hello = self.connector.start()
+        self._broken = False
+        return self._hello
+
+    def run(self, scenario: Scenario) -> ScenarioResult:
+        """Run one scenario, first restarting the connector if the last one broke it."""
+        if self._hello is None or self._broken:
+            try:
+                self._hello = self.connector.restart()
+                self._broken = False
+            except AdapterFailure as exc:
+                return ScenarioResult(
+                    id=scenario.id,
+                    outcome=Outcome(exc.outcome),
+                    title=scenario.title,
+                    spec=scenario.spec,
+                    level=scenario.level,
+                    area=scenario.area,
+                    path=str(scenario.path) if scenario.path else None,
+                    kind=exc.kind,
+                    where="start",
+                    message=f"cannot (re)start the implementation: {exc}",
+                    stderr=self.connector.take_stderr(),
+                )
+        result = run_scenario(
+            scenario, self.connector, self.features, fixtures=self.fixtures, keep=self.keep
+        )
+        self._broken = result.connection_broken
+        return result
+
+    def run_all(self, scenarios: Iterable[Scenario]) -> Iterator[ScenarioResult]:
+        """Run scenarios in order, yielding each result as it is known."""
+        for scenario in scenarios:
+            yield self.run(scenario)
+
+    def close(self) -> None:
+        """Stop the implementation."""
+        self.connector.close()
+        self._hello = None
+
+    def __enter__(self) -> Runner:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,63 @@
+"""Fixtures for the conformance runner's own tests.
+
+The runner is tested against ``conformance.fake_adapter``: in-process as
+``FakeEngine`` (fast, deterministic) and as a subprocess in each of its
+misbehaving modes. Every wait is bounded by a small connector timeout.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance.connectors import ConnectorOptions, DirectConnector
+from conformance.fake_adapter import FakeEngine
+from conformance.runner import Runner
+from conformance.scenario import Scenario, load_scenario
+
+DATA = Path(__file__).parent / "data"
+FAKE = "direct:conformance.fake_adapter:FakeEngine"
+
+WriteScenario = Callable[..., Path]
+
+
+def fake_command(mode: str, *extra: str) -> str:
+    """The ``stdio:`` spec of the fake adapter in ``mode``."""
+    argv = [sys.executable, "-m", "conformance.fake_adapter", "--mode", mode, *extra]
+    return "stdio:" + shlex.join(argv)
+
+
+@pytest.fixture
+def write_scenario(tmp_path: Path) -> WriteScenario:
+    """Write YAML text (dedented) to ``<tmp>/scenarios/<area>/<name>.yaml``; return the path."""
+
+    def write(text: str, name: str = "sample", area: str = "area") -> Path:
+        path = tmp_path / "scenarios" / area / f"{name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), "utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def load(write_scenario: WriteScenario) -> Callable[..., Scenario]:
+    """Write and load a scenario in one go (name defaults to ``sample``)."""
+
+    def load(text: str, name: str = "sample") -> Scenario:
+        return load_scenario(write_scenario(text, name))
+
+    return load
+
+
+@pytest.fixture
+def fake_runner() -> Iterator[Runner]:
+    """A started runner on the in-process fake engine."""
+    connector = DirectConnector(FakeEngine, options=ConnectorOptions(timeout=5.0))
+    with Runner(connector) as runner:
+        yield runner

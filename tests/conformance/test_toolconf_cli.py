@@ -1,0 +1,213 @@
+"""The ``toolconf`` command line: selections, reports, baselines, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import DATA, FAKE, fake_command
+
+from conformance.cli import main
+
+SUITE = str(DATA / "suite")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    status = main(["run", SUITE, "--impl", FAKE, *args])
+    return status, capsys.readouterr().out
+
+
+def test_a_failing_scenario_fails_the_run_and_is_explained(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out = run(capsys)
+    assert status == 1
+    assert "FAIL content-mismatch" in out
+    assert "at step 1 (call Read, line 7):" in out
+    assert "content: 'hello' not found in 'ok: Read'" in out
+    assert "pass            basic/call-ok" in out  # plain progress lines when not a terminal
+    assert "FAILED: 1 of 4 scenarios not passing" in out
+    level_table = out.split("level")[1]
+    assert "SHOULD" in level_table
+
+
+def test_selection_by_substring_or_glob(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "-k", "call-ok")[0] == 0
+    status, out = run(capsys, "-k", "*-ok", "--no-progress")
+    assert (status, "2 scenarios" in out, "basic/call-ok" in out) == (0, True, False)
+    assert run(capsys, "-k", "nothing-matches")[0] == 5
+
+
+def test_expected_failures_turn_failures_into_xfail_and_stale_ones_fail(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    xfail = tmp_path / "xfail.yaml"
+    xfail.write_text("content-mismatch: the fake never reads files\n")
+    status, out = run(capsys, "--expected-failures", str(xfail))
+    assert status == 0
+    assert "XFAIL content-mismatch" in out
+    xfail.write_text("content-mismatch: known\ncall-ok: believed broken\n")
+    status, out = run(capsys, "--expected-failures", str(xfail))
+    assert (status, "XPASS call-ok" in out) == (1, True)
+    xfail.write_text("content-mismatch: known\nrenamed-long-ago: gone\n")
+    status, out = run(capsys, "--expected-failures", str(xfail))
+    assert status == 1
+    assert "stale expected failures (no such scenario): renamed-long-ago" in out
+
+
+def test_reports_in_every_format(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    junit = tmp_path / "r.xml"
+    assert run(capsys, "--report", "junit", "--output", str(junit))[0] == 1
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    assert cases["content-mismatch"].find("failure") is not None
+    assert cases["needs-bash"].find("skipped") is not None
+    assert cases["call-ok"].get("classname") == "toolconf.basic"
+
+    jsonl = tmp_path / "r.jsonl"
+    run(capsys, "--report", "jsonl", "--output", str(jsonl))
+    lines = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert [line["type"] for line in lines] == [
+        "header",
+        "result",
+        "result",
+        "result",
+        "result",
+        "footer",
+    ]
+    assert lines[0]["implementation"]["name"] == "fake"
+    failed = next(line for line in lines if line.get("id") == "content-mismatch")
+    assert (failed["outcome"], failed["step"], failed["mismatches"][0]["path"]) == (
+        "fail",
+        1,
+        "content",
+    )
+    assert lines[-1]["counts"]["pass"] == 2
+
+    markdown = tmp_path / "r.md"
+    run(capsys, "--report", "markdown", "--output", str(markdown))
+    assert "| level | pass | fail | n/a | total |" in markdown.read_text()
+
+    page = tmp_path / "r.html"
+    run(capsys, "--report", "html", "--output", str(page))
+    assert "<td>fail</td>" in page.read_text()
+
+
+def test_a_report_on_stdout_moves_the_console_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["run", SUITE, "--impl", FAKE, "--report", "jsonl", "--output", "-"])
+    captured = capsys.readouterr()
+    assert all(json.loads(line) for line in captured.out.splitlines())
+    assert "FAILED" in captured.err
+
+
+def test_a_baseline_is_recorded_then_compared_then_updated(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    baseline = tmp_path / "baseline.json"
+    status, out = run(capsys, "--baseline", str(baseline))
+    assert (status, "baseline recorded" in out) == (1, True)
+    recorded = json.loads(baseline.read_text())["outcomes"]
+    assert recorded == {
+        "call-ok": "pass",
+        "content-mismatch": "fail",
+        "message-ok": "pass",
+        "needs-bash": "not_applicable",
+    }
+
+    data = json.loads(baseline.read_text())
+    data["outcomes"]["call-ok"] = "fail"
+    baseline.write_text(json.dumps(data))
+    _, out = run(capsys, "--baseline", str(baseline))
+    assert "1 changed" in out
+    assert "call-ok: fail -> pass  [FAKE-CALL-1]" in out
+    assert "SPEC IDs affected: FAKE-CALL-1" in out
+    assert json.loads(baseline.read_text())["outcomes"]["call-ok"] == "fail"
+
+    _, out = run(capsys, "--baseline", str(baseline), "--update-baseline")
+    assert "baseline updated" in out
+    assert json.loads(baseline.read_text())["outcomes"]["call-ok"] == "pass"
+    _, out = run(capsys, "--baseline", str(baseline))
+    assert "no changes" in out
+
+
+def test_a_scenario_file_that_does_not_load_is_an_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "bad.yaml").write_text("id: bad\n")
+    status = main(["run", str(tmp_path), "--impl", FAKE])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "ERROR bad" in out
+    assert "bad.yaml:1: missing field 'title'" in out
+
+
+def test_an_implementation_that_cannot_start_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", SUITE, "--impl", fake_command("bad_protocol")]) == 3
+    assert "protocol 2" in capsys.readouterr().err
+    assert main(["run", SUITE, "--impl", "stdio:/nonexistent/adapter"]) == 3
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["run", SUITE, "--impl", "nope:x"]) == 2
+    assert main(["run", str(tmp_path / "missing")]) == 2
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--report", "pdf"])
+    assert info.value.code == 2
+    capsys.readouterr()
+
+
+def test_list_prints_ids_levels_spec_ids_and_titles(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", SUITE]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        "basic/call-ok\tMUST\tFAKE-CALL-1\tA call to the fake succeeds with its canned text"
+        in lines
+    )
+    assert len(lines) == 4
+    main(["list", SUITE, "--level", "SHOULD"])
+    assert capsys.readouterr().out.startswith("basic/content-mismatch\t")
+    main(["list", SUITE, "--spec", "FAKE-MESSAGE"])
+    assert capsys.readouterr().out.startswith("extra/message-ok\t")
+
+
+def test_lint_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "s" / "a").mkdir(parents=True)
+    (tmp_path / "SPEC.md").write_text("- **FAKE-CALL-1** (MUST) x\n")
+    (tmp_path / "features.yaml").write_text("read: Read\n")
+    (tmp_path / "excluded.yaml").write_text("{}\n")
+    paths = [
+        *("--scenarios", str(tmp_path / "s"), "--spec", str(tmp_path / "SPEC.md")),
+        *("--features", str(tmp_path / "features.yaml")),
+        *("--excluded", str(tmp_path / "excluded.yaml")),
+    ]
+    (tmp_path / "s" / "a" / "call-ok.yaml").write_text(
+        (DATA / "suite" / "basic" / "call-ok.yaml").read_text()
+    )
+    assert main(["lint", *paths]) == 0
+    assert capsys.readouterr().out == "lint: ok\n"
+    (tmp_path / "SPEC.md").write_text("- **FAKE-CALL-1** (MUST) x\n- **FAKE-CALL-9** (MUST) y\n")
+    assert main(["lint", *paths]) == 1
+    assert "FAKE-CALL-9: (MUST) covered by no scenario" in capsys.readouterr().out
+
+
+def test_smoke_says_what_the_implementation_is(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["smoke", "--impl", fake_command("ok")]) == 0
+    out = capsys.readouterr().out
+    assert "smoke: ok: fake 0 (python), protocol 1" in out
+    assert "features: edit, read, test_tools, write" in out
+    assert main(["smoke", "--impl", fake_command("bad_protocol"), "--timeout", "5"]) == 3
+    assert "not usable: [version_mismatch]" in capsys.readouterr().out
+
+
+def test_python_dash_m_conformance_is_the_same_cli() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "list", SUITE, "-k", "call-ok"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.split("\t")[0]) == (0, "basic/call-ok")
