@@ -1,4 +1,4 @@
-"""The read-file state: what the model has seen, per expanded path (SPEC.md 11)."""
+"""The read-file state: what the model has seen, per expanded path (SPEC.md, section 9)."""
 
 from __future__ import annotations
 

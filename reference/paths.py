@@ -1,4 +1,4 @@
-"""Path expansion and the path checks every file tool shares (SPEC.md section 10)."""
+"""Path expansion and the path checks every file tool shares (SPEC.md, section 8)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Text helpers: encodings, line endings, quote normalization, desanitization.
 
 All functions are pure; they are the shared vocabulary of Read, Write and Edit
-(SPEC.md section 13).
+(SPEC.md, section 11).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Edit: exact string replacement behind the read-before-write gate (SPEC.md 16)."""
+"""Edit: exact string replacement behind the read-before-write gate (SPEC.md, section 14)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class EditInput(StrictInput):
 
 
 def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
-    """EDIT-VALIDATE-1: the table of SPEC.md 16, in order."""
+    """EDIT-VALIDATE-1: the table of SPEC.md section 14, in order."""
     if inp.old_string == inp.new_string:
         raise errors.NoChangesError(
             "No changes to make: old_string and new_string are exactly the same."

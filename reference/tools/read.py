@@ -1,6 +1,6 @@
 """Read: text files with line numbers, the size and token gates, and dedup.
 
-SPEC.md section 14. The order of work in ``call`` is what makes the gates
+SPEC.md section 12. The order of work in ``call`` is what makes the gates
 cheap: dedup decides from one ``stat`` (READ-DEDUP-2), the size gate from the
 same ``stat`` (READ-SIZE-1), and only then is a byte read.
 """
@@ -59,7 +59,7 @@ def resolve_existing(ctx: ToolUseContext, raw_path: str) -> tuple[str, fileio.St
 
 
 def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
-    """READ-VALIDATE-1: the table of SPEC.md 14.2, in order."""
+    """READ-VALIDATE-1: the table of SPEC.md 12.2, in order."""
     check_path_syntax(inp.file_path)
     path = ctx.expand(inp.file_path)
     if path in paths.BLOCKED_DEVICE_PATHS:  # READ-DEVICE-1: by name, before any stat

@@ -1,4 +1,4 @@
-"""Write: whole-file replacement behind the read-before-write gate (SPEC.md 15)."""
+"""Write: whole-file replacement behind the read-before-write gate (SPEC.md, section 13)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class WriteInput(StrictInput):
 
 
 def validate_input(inp: WriteInput, ctx: ToolUseContext) -> None:
-    """WRITE-VALIDATE-1: the table of SPEC.md 15, in order."""
+    """WRITE-VALIDATE-1: the table of SPEC.md section 13, in order."""
     check_path_syntax(inp.file_path)
     path = ctx.expand(inp.file_path)
     rule = matching_deny_rule(ctx.session, path, ("Edit", "Read"))
