@@ -92,6 +92,22 @@ def load_located(text: str, file: str) -> tuple[Located | None, list[Problem]]:
     return Located(data, builder.lines), []
 
 
+def _surprising(node: yaml.Node, value: Any) -> bool:
+    """Plain scalars YAML 1.1 turns into something a reader would not expect.
+
+    ``on``/``off``/``yes``/``no`` become booleans, ``0644`` an octal integer,
+    ``1:30`` a base-60 integer; JSON-minded authors mean strings or decimals.
+    """
+    if not isinstance(node, yaml.ScalarNode) or node.style:  # "" or None: plain
+        return False
+    text = node.value.lstrip("+-")
+    if isinstance(value, bool):
+        return text.lower() not in ("true", "false")
+    if isinstance(value, int | float):
+        return ":" in text or "_" in text or (len(text) > 1 and text[0] == "0" and text[1] != ".")
+    return False
+
+
 class _Builder:
     def __init__(self, loader: yaml.SafeLoader, file: str) -> None:
         self.loader = loader
@@ -116,6 +132,12 @@ class _Builder:
         value = self.loader.construct_object(node, deep=True)
         if not isinstance(value, _SCALARS):
             self._fail(node, path, f"{node.tag} is not a JSON value; quote it to make a string")
+            return None
+        if _surprising(node, value):
+            message = f"YAML 1.1 reads {node.value!r} as {value!r}; quote it if a string was meant"
+            self._fail(
+                node, path, message + ("" if isinstance(value, bool) else ", or write it plainly")
+            )
             return None
         return value
 

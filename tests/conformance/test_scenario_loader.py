@@ -118,7 +118,17 @@ def test_unquoted_octal_mode_is_explained(write_scenario: WriteScenario) -> None
     )
     problem = only(problems(write_scenario, text))
     assert (problem.line, problem.field) == (7, 'setup.files["a.txt"].mode')
-    assert "quoted" in problem.message
+    assert "quote it" in problem.message
+
+
+@pytest.mark.parametrize(("plain", "reads_as"), [("on", "True"), ("no", "False"), ("1:30", "90")])
+def test_yaml_1_1_surprises_are_refused(
+    write_scenario: WriteScenario, plain: str, reads_as: str
+) -> None:
+    text = HEAD + f"steps:\n  - call: {{name: Edit, input: {{new_string: {plain}}}}}\n"
+    problem = only(problems(write_scenario, text))
+    assert (problem.line, problem.field) == (6, "steps[0].call.input.new_string")
+    assert f"YAML 1.1 reads {plain!r} as {reads_as}" in problem.message
 
 
 def test_file_paths_must_stay_inside_the_root(write_scenario: WriteScenario) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -12,6 +13,8 @@ import pytest
 from conftest import DATA, FAKE, fake_command
 
 from conformance.cli import main
+from conformance.console import Progress
+from conformance.results import Outcome, ScenarioResult
 
 SUITE = str(DATA / "suite")
 
@@ -211,3 +214,20 @@ def test_python_dash_m_conformance_is_the_same_cli() -> None:
         check=False,
     )
     assert (done.returncode, done.stdout.split("\t")[0]) == (0, "basic/call-ok")
+
+
+def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere() -> None:
+    results = [
+        ScenarioResult(id="one", outcome=Outcome.PASS, area="a"),
+        ScenarioResult(id="two", outcome=Outcome.CRASH, area="a"),
+    ]
+    terminal, plain = io.StringIO(), io.StringIO()
+    bar, lines = Progress(2, terminal, tty=True), Progress(2, plain, tty=False)
+    for result in results:
+        bar.update(result)
+        lines.update(result)
+    bar.finish()
+    assert terminal.getvalue().count("\r[") == 2
+    assert "2/2 bad: 1" in terminal.getvalue()
+    assert terminal.getvalue().endswith("\n")
+    assert plain.getvalue().splitlines() == ["pass            a/one", "crash           a/two"]
