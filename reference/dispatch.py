@@ -9,6 +9,7 @@ nothing after it runs.
 from __future__ import annotations
 
 import errno
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,15 +60,6 @@ def wrap_error(message: str) -> str:
     return f"<tool_use_error>{message}</tool_use_error>"
 
 
-_JSON_TYPE = {
-    str: "string",
-    bool: "boolean",
-    int: "integer",
-    float: "number",
-    dict: "object",
-    list: "array",
-    type(None): "null",
-}
 _EXPECTED_TYPE = {
     "string_type": "string",
     "int_type": "integer",
@@ -76,27 +68,68 @@ _EXPECTED_TYPE = {
     "dict_type": "object",
     "list_type": "array",
     "model_type": "object",
+    "none_required": "null",
 }
 
 
-def format_schema_error(tool_name: str, exc: ValidationError) -> str:
-    """DISP schema phase: missing, unexpected and mistyped fields, one per line."""
-    lines: list[str] = []
+def json_type(value: object) -> str:
+    """DISP-SCHEMA-2: the JSON type of a value, ``number`` for any number."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    return "object"
+
+
+def _constraint(issue: Mapping[str, Any]) -> str:
+    ctx = issue.get("ctx") or {}
+    if "ge" in ctx:
+        return f"must be >= {ctx['ge']}"
+    if "le" in ctx:
+        return f"must be <= {ctx['le']}"
+    if "expected" in ctx:
+        return f"must be one of {ctx['expected']}"
+    return str(issue["msg"])
+
+
+def format_schema_error(tool: Tool, raw_input: Mapping[str, Any], exc: ValidationError) -> str:
+    """DISP-SCHEMA-1/2: missing, then unexpected, then mistyped or invalid fields."""
+    order = {name: index for index, name in enumerate(tool.input_model.model_fields)}
+    keys = {name: index for index, name in enumerate(raw_input)}
+    missing: list[tuple[int, str]] = []
+    extra: list[tuple[int, str]] = []
+    invalid: list[tuple[int, str]] = []
     for issue in exc.errors():
-        name = ".".join(str(part) for part in issue["loc"]) or "input"
+        name = ".".join(str(part) for part in issue["loc"])
+        top = str(issue["loc"][0]) if issue["loc"] else ""
         kind = issue["type"]
         if kind == "missing":
-            lines.append(f"The required parameter `{name}` is missing")
+            missing.append((order.get(top, 0), f"The required parameter `{name}` is missing"))
         elif kind == "extra_forbidden":
-            lines.append(f"An unexpected parameter `{name}` was provided")
+            extra.append((keys.get(top, 0), f"An unexpected parameter `{name}` was provided"))
         elif kind in _EXPECTED_TYPE:
-            provided = _JSON_TYPE.get(type(issue["input"]), type(issue["input"]).__name__)
-            lines.append(
-                f"The parameter `{name}` type is expected as `{_EXPECTED_TYPE[kind]}` "
-                f"but provided as `{provided}`"
+            invalid.append(
+                (
+                    order.get(top, 0),
+                    f"The parameter `{name}` type is expected as `{_EXPECTED_TYPE[kind]}` "
+                    f"but provided as `{json_type(issue['input'])}`",
+                )
             )
         else:
-            lines.append(f"The parameter `{name}` is invalid: {issue['msg']}")
+            invalid.append(
+                (order.get(top, 0), f"The parameter `{name}` is invalid: {_constraint(issue)}")
+            )
+    lines = [line for _, line in sorted(missing) + sorted(extra) + sorted(invalid)]
+    return schema_error_text(tool.name, lines)
+
+
+def schema_error_text(tool_name: str, lines: list[str]) -> str:
     plural = "s" if len(lines) > 1 else ""
     header = f"InputValidationError: {tool_name} failed due to the following issue{plural}:"
     return "\n".join([header, *lines])
@@ -112,12 +145,14 @@ def classify_error(exc: BaseException) -> str:
     return name[:60] if name != "Exception" and len(name) > 3 else "Error"
 
 
-def _model_message(exc: BaseException) -> str:
+def _model_message(tool: Tool, exc: BaseException) -> str:
+    """ERR-CODE-2 for named errors; DISP-CLASSIFY-1's fixed text for anything else."""
     if isinstance(exc, errors.ToolSystemError):
         return exc.message
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"Error: {exc.strerror}"
-    return f"Error: the tool failed ({classify_error(exc)})"
+    message = f"Unexpected error in {tool.name}: {classify_error(exc)}"
+    if isinstance(exc, OSError) and exc.errno is not None and exc.errno in errno.errorcode:
+        message += f" ({os.strerror(exc.errno)})"
+    return message
 
 
 def dispatch(
@@ -145,20 +180,31 @@ def _run(
 ) -> CallOutcome:
     tool = find_tool(tools, name) if isinstance(name, str) else None
     if tool is None:
-        return _refused(tool_use_id, "unknown_tool", f"Error: No such tool available: {name}")
+        return _refused(  # DISP-FIND-1
+            tool_use_id,
+            "unknown_tool",
+            f"Error: No such tool available: {name}",
+            error_name="UnknownToolError",
+        )
     if ctx.abort.is_set():
         return _refused(tool_use_id, "aborted", "Interrupted by user")
     if not isinstance(raw_input, Mapping):
+        line = f"The input type is expected as `object` but provided as `{json_type(raw_input)}`"
         return _refused(
             tool_use_id,
             "input_schema",
-            f"InputValidationError: {tool.name} failed due to the following issue:\n"
-            "The tool input must be an object",
+            schema_error_text(tool.name, [line]),
+            error_name="InputValidationError",
         )
     try:
         parsed = tool.input_model.model_validate(dict(raw_input))
     except ValidationError as exc:
-        return _refused(tool_use_id, "input_schema", format_schema_error(tool.name, exc))
+        return _refused(  # DISP-SCHEMA-1
+            tool_use_id,
+            "input_schema",
+            format_schema_error(tool, raw_input, exc),
+            error_name="InputValidationError",
+        )
     if tool.validate_input is not None:
         try:
             tool.validate_input(parsed, ctx)
@@ -173,7 +219,9 @@ def _run(
     try:
         result = tool.call(parsed, ctx)
     except Exception as exc:  # ERR-CODE-2 / ERR-CODE-3: every failure becomes a coded result
-        return _refused(tool_use_id, "call", _model_message(exc), error_name=classify_error(exc))
+        return _refused(
+            tool_use_id, "call", _model_message(tool, exc), error_name=classify_error(exc)
+        )
     return CallOutcome(
         tool_use_id=tool_use_id,
         content=tool.map_result(result.data),

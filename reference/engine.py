@@ -14,6 +14,7 @@ from typing import Any, Final
 from reference import __version__
 from reference.dispatch import dispatch
 from reference.events import EventLog
+from reference.permissions.rules import denied_tool_names
 from reference.registry import all_base_tools, assemble_pool
 from reference.session import Session
 from reference.settings import SOURCES, Settings
@@ -104,7 +105,12 @@ class Engine:
             prompt=prompt,
             test_tools=spec.get("test_tools") is True,
         )
-        self.tools = assemble_pool(tool for tool in all_base_tools() if tool.is_enabled())
+        denied = denied_tool_names(self.session.settings.permission_entries("deny"))
+        self.tools = assemble_pool(  # REG-DENY-1: a deny rule naming a whole tool removes it
+            tool
+            for tool in all_base_tools()
+            if tool.is_enabled() and not ({tool.name, *tool.aliases} & denied)
+        )
         return {"ok": True}
 
     def _end(self, _request: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,10 +16,18 @@ class Hunk(TypedDict):
     lines: list[str]
 
 
+def _lines(text: str) -> list[str]:
+    """Lines as a unified diff sees them: a final newline ends the last line."""
+    lines = to_lf(text).split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def structured_patch(old: str, new: str, *, context: int = 3) -> list[Hunk]:
     """PATCH-1: hunks of the diff of two texts, with ``\\r\\n`` read as ``\\n``."""
-    old_lines = to_lf(old).split("\n")
-    new_lines = to_lf(new).split("\n")
+    old_lines = _lines(old)
+    new_lines = _lines(new)
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
     hunks: list[Hunk] = []
     for group in matcher.get_grouped_opcodes(context):

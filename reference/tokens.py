@@ -1,4 +1,4 @@
-"""Token estimate, exact count and the two-stage gate (SPEC.md, section 10).
+r"""Token estimate, exact count and the two-stage gate (SPEC.md, section 10).
 
 Theory of the early exit (TOK-EXACT-2): cl100k_base first splits text into
 pre-tokens with a regex, and BPE never merges across pre-tokens. A run of

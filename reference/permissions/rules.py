@@ -13,6 +13,7 @@ import functools
 import os
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -33,15 +34,17 @@ class Rule:
 
 
 def parse_rule(text: str, *, behavior: Behavior, source: str) -> Rule | None:
-    """Parse ``Tool`` or ``Tool(specifier)``; ``Tool(*)`` and ``Tool()`` mean ``Tool``.
+    """Parse ``Tool`` or ``Tool(specifier)``; ``Tool(*)`` means ``Tool``.
 
     Returns None for text that is not a rule (it is ignored, never an error).
     """
     match = _RULE.match(text.strip())
     if match is None:
-        return None
+        return None  # PERM-RULE-1: unparseable rules are ignored
     spec = match.group("spec")
-    if spec is not None and spec.strip() in ("", "*"):
+    if spec is not None and spec.strip() == "":
+        return None  # PERM-RULE-1: empty parentheses
+    if spec is not None and spec.strip() == "*":
         spec = None
     return Rule(tool=match.group("tool"), specifier=spec, behavior=behavior, source=source)
 
@@ -110,3 +113,13 @@ def path_candidates(path: str) -> tuple[str, ...]:
     """The path and, when different, the path with symlinks resolved."""
     resolved = os.path.realpath(path)
     return (path,) if resolved == path else (path, resolved)
+
+
+def denied_tool_names(entries: Iterable[tuple[str, str]]) -> frozenset[str]:
+    """REG-DENY-1: names of tools a deny rule names whole (``Tool`` or ``Tool(*)``)."""
+    names = set()
+    for source, entry in entries:
+        rule = parse_rule(entry, behavior="deny", source=source)
+        if rule is not None and rule.specifier is None:
+            names.add(rule.tool)
+    return frozenset(names)

@@ -32,10 +32,10 @@ def matching_deny_rule(session: Session, path: str, tools: tuple[str, ...]) -> R
     """
     for source, entry in session.settings.permission_entries("deny"):
         rule = parse_rule(entry, behavior="deny", source=source)
-        if rule is None or rule.tool not in tools:
+        # PERM-RULE-2: path checks consult path rules; a bare name removes its
+        # own tool from the pool instead (REG-DENY-1).
+        if rule is None or rule.tool not in tools or rule.specifier is None:
             continue
-        if rule.specifier is None:
-            return rule
         for candidate in path_candidates(path):
             if path_matches(
                 rule.specifier, candidate, root=session.root, cwd=session.cwd, home=session.home

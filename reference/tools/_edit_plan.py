@@ -7,6 +7,8 @@ decide identically.
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass
 
 from reference import errors, text
@@ -14,8 +16,14 @@ from reference import errors, text
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EditPlan:
+    """The replacements, as ``(start, end, text)`` spans of the LF-normalized file."""
+
+    spans: tuple[tuple[int, int, str], ...]
     new_text: str  # LF text of the whole file after the edit
-    matches: int
+
+    @property
+    def matches(self) -> int:
+        return len(self.spans)
 
 
 def normalize_new_string(new_string: str, file_path: str) -> str:
@@ -56,7 +64,7 @@ def plan_edit(
     old = text.to_lf(old_string)
     new = normalize_new_string(new_string, file_path)
     if old == "":
-        return EditPlan(new_text=new, matches=0)  # EDIT-CREATE-1: empty file gets new_string
+        return EditPlan(spans=((0, len(file_lf), new),), new_text=new)  # EDIT-CREATE-1
     starts, normalized = _locate(file_lf, old)
     if not starts:  # EDIT-DESANITIZE-1
         desanitized, applied = text.desanitize(old)
@@ -75,13 +83,42 @@ def plan_edit(
             "occurrence, please provide more context to uniquely identify the instance.\n"
             f"String: {old_string}"
         )
+    spans = tuple(
+        (start, start + len(old), text.restore_quote_style(new, file_lf[start : start + len(old)]))
+        if normalized  # the file's own text at that place decides its quote style
+        else (start, start + len(old), new)
+        for start in starts
+    )
+    return EditPlan(spans=spans, new_text=_splice(file_lf, spans))
+
+
+def _splice(original: str, spans: tuple[tuple[int, int, str], ...]) -> str:
     pieces: list[str] = []
     cursor = 0
-    for start in starts:
-        end = start + len(old)
-        actual = file_lf[start:end]  # the file's own text, curly quotes included
-        replacement = text.restore_quote_style(new, actual) if normalized else new
-        pieces.extend((file_lf[cursor:start], replacement))
+    for start, end, replacement in spans:
+        pieces.extend((original[cursor:start], replacement))
         cursor = end
-    pieces.append(file_lf[cursor:])
-    return EditPlan(new_text="".join(pieces), matches=len(starts))
+    pieces.append(original[cursor:])
+    return "".join(pieces)
+
+
+def apply_to_original(original: str, plan: EditPlan) -> str:
+    """EDIT-EOL-1: write the LF plan into the file's own text.
+
+    Text outside the replaced spans keeps its bytes, line endings included (a
+    lone ``\n`` in a CRLF file stays lone); the replacements' newlines take the
+    file's style (TEXT-EOL-1).
+    """
+    if "\r\n" not in original:
+        return plan.new_text
+    crlf_at = [m.start() - k for k, m in enumerate(re.finditer("\r\n", original))]
+    newline = "\r\n" if text.is_crlf(original) else "\n"
+
+    def raw(offset: int) -> int:
+        return offset + bisect.bisect_left(crlf_at, offset)
+
+    spans = tuple(
+        (raw(start), raw(end), replacement.replace("\n", newline))
+        for start, end, replacement in plan.spans
+    )
+    return _splice(original, spans)

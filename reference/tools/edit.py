@@ -22,7 +22,7 @@ from reference.tools._common import (
     matching_deny_rule,
     record_is_stale,
 )
-from reference.tools._edit_plan import normalize_new_string, plan_edit
+from reference.tools._edit_plan import apply_to_original, normalize_new_string, plan_edit
 
 NAME: Final = "Edit"
 MAX_EDIT_BYTES: Final = 1024**3  # EDIT code 10: 1 GiB
@@ -124,8 +124,7 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
             replace_all=inp.replace_all,
             file_path=path,
         )
-        # EDIT-EOL-1: a CRLF file stays CRLF.
-        new_text = text.to_crlf(plan.new_text) if text.is_crlf(original) else plan.new_text
+        new_text = apply_to_original(original, plan)  # EDIT-EOL-1
     else:
         raise errors.FileVanishedError(f"{path} is no longer a regular file.")
     written = fileio.atomic_write(path, text.encode(new_text, encoding))  # EDIT-ENC-1
