@@ -29,7 +29,7 @@ from typing import Any
 
 from conformance.matchers import MISSING, Mismatch, match, match_events
 
-__all__ = ["FIELDS", "blocks_view", "check_call", "check_message", "text_view"]
+__all__ = ["FIELDS", "blocks_view", "check_call", "check_message", "check_tools", "text_view"]
 
 
 def text_view(content: Any) -> Any:
@@ -89,6 +89,16 @@ def check_call(
         else:
             out.extend(match(want, FIELDS[name](answer), f"{prefix}{name}"))
     return out
+
+
+def check_tools(expect: Mapping[str, Any], answer: Mapping[str, Any]) -> list[Mismatch]:
+    """Check a ``tools`` answer: the exported ``tools`` and the ``deferred`` names."""
+    return [
+        m
+        for key in ("tools", "deferred")
+        if key in expect
+        for m in match(expect[key], answer[key], key)
+    ]
 
 
 def check_message(

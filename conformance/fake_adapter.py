@@ -5,7 +5,7 @@ stdio: hello, begin and end succeed; every tool call succeeds with the canned
 result ``ok: <tool name>`` and a ``tool_start``/``tool_end`` event pair; a
 message runs its calls one by one, one batch each. MODE breaks it on purpose:
 
-- ``ok``: behaves;
+- ``ok``: behaves (``tools`` answers one tool, Read);
 - ``hang``: never answers a call;
 - ``crash``: exits with status 3 on the first call;
 - ``garbage``: answers a call with a line that is not JSON;
@@ -54,6 +54,8 @@ class FakeEngine:
             }
         if cmd in ("begin", "end"):
             return {"seq": seq, "ok": True}
+        if cmd == "tools":
+            return {"seq": seq, "tools": [{"name": "Read"}], "deferred": []}
         if cmd == "call":
             return {
                 "seq": seq,

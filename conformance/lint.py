@@ -2,7 +2,9 @@
 
 - every scenario file loads (schema, id equal to the file stem), ids are unique,
   and titles do not say "should" (a scenario states a behaviour);
-- every ``requires`` names a feature of ``features.yaml`` (one line each);
+- every ``requires`` names a feature of ``features.yaml`` (one line each), and
+  ``features.yaml`` lists exactly the features of SPEC.md's PROTO-FEATURES-1
+  table when SPEC.md has one;
 - every SPEC ID a scenario cites exists in SPEC.md;
 - every SPEC.md requirement is covered by a scenario or excluded, with a
   reason, in ``excluded.yaml``; an excluded ID must exist and must not also be
@@ -23,6 +25,7 @@ from conformance.registry import (
     DEFAULT_SPEC,
     load_reasons,
     parse_spec,
+    spec_features,
 )
 from conformance.scenario import Scenario, load_scenarios
 
@@ -72,6 +75,14 @@ def lint(paths: LintPaths | None = None) -> list[Problem]:
         return _sorted(problems)
     requirements, found = parse_spec(spec_text, str(paths.spec))
     problems += found
+    in_spec = spec_features(spec_text)
+    if in_spec is not None:
+        for name in sorted(in_spec - set(features)):
+            message = f"{paths.spec.name} (PROTO-FEATURES-1) names {name!r}: register it"
+            problems.append(Problem(str(paths.features), None, name, message))
+        for name in sorted(set(features) - in_spec):
+            message = f"not a feature of {paths.spec.name} (PROTO-FEATURES-1)"
+            problems.append(Problem(str(paths.features), None, name, message))
     excluded, excluded_lines, found = load_reasons(paths.excluded, "excluded.yaml")
     problems += found
 

@@ -19,6 +19,7 @@ __all__ = [
     "check_call_response",
     "check_message_response",
     "check_ok",
+    "check_tools_response",
     "parse_hello",
 ]
 
@@ -91,6 +92,13 @@ def check_message_response(response: Mapping[str, Any], count: int) -> None:
     if not isinstance(batches, list) or not all(isinstance(b, list) for b in batches):
         raise ProtocolError(f"message: batches must be a list of lists, got {_brief(batches)}")
     _check_events(response, "message")
+
+
+def check_tools_response(response: Mapping[str, Any]) -> None:
+    """A ``tools`` answer (extension PROTO-TOOLS-1) has ``tools`` and ``deferred`` lists."""
+    for key in ("tools", "deferred"):
+        if not isinstance(response.get(key), list):
+            raise ProtocolError(f"tools: {key} must be a list, got {_brief(response.get(key))}")
 
 
 def _check_result(response: Mapping[str, Any], where: str) -> None:

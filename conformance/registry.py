@@ -22,6 +22,7 @@ __all__ = [
     "Requirement",
     "load_reasons",
     "parse_spec",
+    "spec_features",
 ]
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -63,6 +64,24 @@ def parse_spec(text: str, file: str = "SPEC.md") -> tuple[dict[str, Requirement]
             continue
         found[requirement.id] = requirement
     return found, problems
+
+
+_FEATURE_ROW = re.compile(r"^\|\s*`(?P<name>[a-z][a-z0-9_]*)`")
+
+
+def spec_features(text: str) -> set[str] | None:
+    """Feature names from the table that follows PROTO-FEATURES-1, or None without one."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if "**PROTO-FEATURES-1**" in line), None)
+    if start is None:
+        return None
+    names: set[str] = set()
+    for line in lines[start + 1 :]:
+        if names and not line.startswith("|"):
+            break
+        if m := _FEATURE_ROW.match(line):
+            names.add(m["name"])
+    return names or None
 
 
 def load_reasons(path: Path, what: str) -> tuple[dict[str, str], dict[str, int], list[Problem]]:

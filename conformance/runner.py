@@ -28,14 +28,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from conformance.checks import check_call, check_message
+from conformance.checks import check_call, check_message, check_tools
 from conformance.connectors import Connector
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioError
 from conformance.matchers import Mismatch
-from conformance.protocol import Hello, check_call_response, check_message_response, check_ok
+from conformance.protocol import (
+    Hello,
+    check_call_response,
+    check_message_response,
+    check_ok,
+    check_tools_response,
+)
 from conformance.results import Outcome, ScenarioResult
 from conformance.sandbox import Sandbox
-from conformance.scenario import CallStep, FsStep, MessageStep, Scenario, Step
+from conformance.scenario import CallStep, FsStep, MessageStep, Scenario, Step, ToolsStep
 
 __all__ = ["DEFAULT_FIXTURES", "Runner", "run_scenario"]
 
@@ -174,6 +180,7 @@ class _Execution:
             "root": str(self.sandbox.root),
             "cwd": str(self.cwd),
             "env": env,
+            "home": env["HOME"],
             "settings": self.sandbox.expand(dict(setup.settings)),
             "prompt": setup.prompt,
             "test_tools": setup.test_tools,
@@ -213,11 +220,22 @@ class _Execution:
             mismatches = check_call(self.sandbox.expand_expect(step.expect), answer, tool_use["id"])
         elif isinstance(step, MessageStep):
             uses = [self._tool_use(c.name, c.input, c.id) for c in step.calls]
-            answer = self.connector.request({"cmd": "message", "content": uses})
+            request: dict[str, Any] = {"cmd": "message", "content": uses}
+            if step.streaming:
+                request["streaming"] = True
+            if step.block_delay_ms is not None:
+                request["block_delay_ms"] = step.block_delay_ms
+            if step.interrupt_after is not None:
+                request["interrupt"] = {"after_started": list(step.interrupt_after)}
+            answer = self.connector.request(request)
             check_message_response(answer, len(uses))
             mismatches = check_message(
                 self.sandbox.expand_expect(step.expect), answer, [u["id"] for u in uses]
             )
+        elif isinstance(step, ToolsStep):
+            answer = self.connector.request({"cmd": "tools"})
+            check_tools_response(answer)
+            mismatches = check_tools(self.sandbox.expand_expect(step.expect), answer)
         elif isinstance(step, FsStep):
             self.sandbox.apply(step)
             mismatches = []
@@ -236,6 +254,8 @@ def _describe(step: Step) -> str:
         text = "message " + ", ".join(c.name for c in step.calls)
     elif isinstance(step, FsStep):
         text = f"fs {step.op} {step.path}"
+    elif isinstance(step, ToolsStep):
+        text = "tools"
     else:
         text = f"session {step.action}"
     return f"{text}, line {step.line}" if step.line else text

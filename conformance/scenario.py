@@ -41,6 +41,7 @@ __all__ = [
     "Setup",
     "Step",
     "ToolUse",
+    "ToolsStep",
     "discover",
     "load_scenario",
     "load_scenarios",
@@ -114,11 +115,15 @@ class MessageStep:
     """Send a whole assistant message through the scheduler.
 
     ``results`` of ``expect`` has one entry per call when given (None entries
-    check nothing).
+    check nothing). ``streaming``, ``block_delay_ms`` and ``interrupt_after``
+    are the message options of SPEC.md PROTO-MESSAGE-2 and PROTO-MESSAGE-3.
     """
 
     calls: tuple[ToolUse, ...]
     expect: Mapping[str, Any]
+    streaming: bool = False
+    block_delay_ms: int | None = None
+    interrupt_after: tuple[str, ...] | None = None
     line: int | None = None
 
 
@@ -144,7 +149,15 @@ class SessionStep:
     line: int | None = None
 
 
-Step: TypeAlias = CallStep | MessageStep | FsStep | SessionStep
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolsStep:
+    """Ask for the session's tool pool (``tools`` command) and check it."""
+
+    expect: Mapping[str, Any]
+    line: int | None = None
+
+
+Step: TypeAlias = CallStep | MessageStep | FsStep | SessionStep | ToolsStep
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -394,6 +407,9 @@ def _message_problems(step: Mapping[str, Any], i: int) -> Iterator[tuple[NodePat
                 if name not in known:
                     yield ("steps", i, "expect", "batches", j), f"unknown tool_use id {name!r}"
     yield from _event_id_problems(expect.get("events", {}), known, ("steps", i))
+    for j, name in enumerate(step.get("interrupt", {}).get("after_started", [])):
+        if name not in known:
+            yield ("steps", i, "interrupt", "after_started", j), f"unknown tool_use id {name!r}"
 
 
 def _event_id_problems(
@@ -503,9 +519,19 @@ def _step(raw: Mapping[str, Any], line: int | None) -> Step:
         return CallStep(call=_tool_use(raw["call"]), expect=raw.get("expect", {}), line=line)
     if "message" in raw:
         calls = tuple(_tool_use(c) for c in raw["message"])
-        return MessageStep(calls=calls, expect=raw.get("expect", {}), line=line)
+        interrupt = raw.get("interrupt")
+        return MessageStep(
+            calls=calls,
+            expect=raw.get("expect", {}),
+            streaming=raw.get("streaming", False),
+            block_delay_ms=raw.get("block_delay_ms"),
+            interrupt_after=None if interrupt is None else tuple(interrupt["after_started"]),
+            line=line,
+        )
     if "session" in raw:
         return SessionStep(action=raw["session"], line=line)
+    if "tools" in raw:
+        return ToolsStep(expect=raw.get("expect", {}), line=line)
     fs: Mapping[str, Any] = raw["fs"]
     op = next(o for o in _FS_OPS if o in fs)
     return FsStep(

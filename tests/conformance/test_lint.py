@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from conformance.lint import LintPaths, lint
-from conformance.registry import DEFAULT_FEATURES, load_reasons, parse_spec
+from conformance.registry import (
+    DEFAULT_FEATURES,
+    DEFAULT_SPEC,
+    load_reasons,
+    parse_spec,
+    spec_features,
+)
 
 SPEC = """\
 # Spec
@@ -126,11 +132,24 @@ def test_scenario_load_problems_duplicates_and_yml_files_are_reported(tree: Lint
     assert len(found) == 3
 
 
-def test_the_package_feature_registry_has_the_eighteen_protocol_features() -> None:
+def test_features_yaml_must_match_the_spec_feature_table(tree: LintPaths) -> None:
+    add(tree, scenario("[READ-ONE-1, READ-TWO-1]"))
+    table = "- **PROTO-FEATURES-1** (MUST) Features:\n\n| feature | what |\n|---|---|\n"
+    tree.spec.write_text(SPEC + table + "| `read` | Read |\n| `glob` | G |\n\nAfter.\n")
+    tree.excluded.write_text("NESTED-ITEM-2: r\nPROTO-FEATURES-1: table\n")
+    assert messages(tree) == [
+        "features.yaml:None:edit:not a feature of SPEC.md (PROTO-FEATURES-1)",
+        "features.yaml:None:glob:SPEC.md (PROTO-FEATURES-1) names 'glob': register it",
+    ]
+
+
+def test_the_package_feature_registry_matches_spec_md() -> None:
     features, _, problems = load_reasons(DEFAULT_FEATURES, "features.yaml")
     assert problems == []
-    assert set(features) == {
+    assert set(features) >= {
         *("read", "write", "edit", "dedup", "token_gate", "images", "pdf", "notebooks"),
         *("notebook_edit", "glob", "grep", "bash", "permissions", "hooks", "scheduler"),
         *("streaming", "result_persistence", "test_tools"),
     }
+    if DEFAULT_SPEC.exists():
+        assert spec_features(DEFAULT_SPEC.read_text()) in (None, set(features))

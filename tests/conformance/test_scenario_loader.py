@@ -188,6 +188,7 @@ def test_semantic_checks_name_their_fields(write_scenario: WriteScenario) -> Non
         "  - call: {name: X}\n    expect: {content: {regex: '(open'}}\n"
         "  - message: [{name: P, id: a}, {name: P, id: a}]\n"
         "    expect: {batches: [[a, z]], results: [{}], events: {overlap: [[a, y]]}}\n"
+        "    interrupt: {after_started: [x]}\n"
     )
     found = {(p.line, p.field): p.message for p in problems(write_scenario, text)}
     assert "not valid base64" in found[(7, "setup.files.a.b64")]
@@ -196,6 +197,7 @@ def test_semantic_checks_name_their_fields(write_scenario: WriteScenario) -> Non
     assert "1 results for 2 calls" in found[(12, "steps[1].expect.results")]
     assert "'z'" in found[(12, "steps[1].expect.batches[0]")]
     assert "'y'" in found[(12, "steps[1].expect.events.overlap[0]")]
+    assert "'x'" in found[(13, "steps[1].interrupt.after_started[0]")]
 
 
 def test_load_scenarios_reports_duplicate_ids_and_keeps_going(tmp_path: Path) -> None:

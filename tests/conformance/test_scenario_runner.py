@@ -66,7 +66,11 @@ def test_begin_carries_the_sandbox_and_explicit_defaults(recorded: list[dict[str
     assert begin["settings"] == {
         "userSettings": {"permissions": {"deny": [f"Read({root}/secret)"]}}
     }
-    assert (begin["prompt"], begin["test_tools"]) == ("allow", False)
+    assert (begin["prompt"], begin["test_tools"], begin["home"]) == (
+        "allow",
+        False,
+        str(root / "home"),
+    )
     assert root not in Path(begin["session_dir"]).parents
     assert recorded[2]["tool_use"] == {
         "type": "tool_use",
@@ -127,6 +131,27 @@ def test_message_steps_check_batches_results_and_events() -> None:
         "    expect: {batches: [[a, b]], events: {overlap: [[a, b]]}}\n"
     )
     assert [m.path for m in bad.mismatches] == ["batches", "events.overlap[0]"]
+
+
+def test_message_options_and_the_tools_command_are_sent(recorded: list[dict[str, Any]]) -> None:
+    result = run(
+        "steps:\n"
+        "  - message: [{name: P, id: a}, {name: Q, id: b}]\n"
+        "    streaming: true\n    block_delay_ms: 5\n    interrupt: {after_started: [a]}\n"
+        "  - message: [{name: P}]\n"
+        "  - tools: true\n    expect: {tools: {json_subset: [{name: Read}]}, deferred: []}\n"
+        "  - tools: true\n    expect: {deferred: [Glob]}\n"
+    )
+    first, second = recorded[2], recorded[3]
+    assert (first["streaming"], first["block_delay_ms"], first["interrupt"]) == (
+        True,
+        5,
+        {"after_started": ["a"]},
+    )
+    assert set(second) == {"seq", "cmd", "content"}
+    assert commands(recorded)[4:] == ["tools", "tools", "end"]
+    assert (result.outcome, result.where) == (Outcome.FAIL, "step 4 (tools, line 13)")
+    assert [(m.path, m.actual) for m in result.mismatches] == [("deferred", [])]
 
 
 def test_final_files_are_checked_after_the_steps() -> None:
