@@ -107,6 +107,17 @@ class Connector(Protocol):
         """
         ...
 
+    def request_raw(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Send a request as given and return the answer, even an ``error`` one.
+
+        A ``seq`` is added (and its echo checked) only when ``body`` has none,
+        so scenarios can probe how bad requests are answered.
+
+        Raises:
+            AdapterFailure: crash, timeout, bad JSON, or (added seq only) wrong seq.
+        """
+        ...
+
     def take_stderr(self) -> str:
         """The implementation's log output since the last call (may be truncated)."""
         ...
@@ -164,14 +175,24 @@ class _BaseConnector:
     def request(self, body: Mapping[str, Any]) -> dict[str, Any]:
         return self._send(body, self.options.timeout)
 
-    def _send(self, body: Mapping[str, Any], timeout: float) -> dict[str, Any]:
-        self._seq += 1
-        request = {"seq": self._seq, **body}
+    def request_raw(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        if "seq" not in body:
+            return self._send(body, self.options.timeout, refusals_ok=True)
+        return self._transmit(dict(body), self.options.timeout)
+
+    def _transmit(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         try:
-            response = self._exchange(request, timeout)
+            return self._exchange(request, timeout)
         except AdapterFailure:
             self._failed = True
             raise
+
+    def _send(
+        self, body: Mapping[str, Any], timeout: float, *, refusals_ok: bool = False
+    ) -> dict[str, Any]:
+        self._seq += 1
+        request = {"seq": self._seq, **body}
+        response = self._transmit(request, timeout)
         if response.get("seq") != self._seq:
             self._failed = True
             got = response.get("seq")
@@ -179,7 +200,7 @@ class _BaseConnector:
                 f"answer to {body.get('cmd')!r} has seq {got!r}, expected {self._seq}"
             )
         error = response.get("error")
-        if error is not None:
+        if error is not None and not refusals_ok:
             kind = error.get("kind") if isinstance(error, Mapping) else None
             message = error.get("message") if isinstance(error, Mapping) else error
             raise AdapterError(f"adapter refused {body.get('cmd')!r} ({kind}): {message}")

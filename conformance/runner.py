@@ -31,7 +31,7 @@ from typing import Any
 from conformance.checks import check_call, check_message, check_tools
 from conformance.connectors import Connector
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioError
-from conformance.matchers import Mismatch
+from conformance.matchers import Mismatch, match
 from conformance.protocol import (
     Hello,
     check_call_response,
@@ -41,7 +41,15 @@ from conformance.protocol import (
 )
 from conformance.results import Outcome, ScenarioResult
 from conformance.sandbox import Sandbox
-from conformance.scenario import CallStep, FsStep, MessageStep, Scenario, Step, ToolsStep
+from conformance.scenario import (
+    CallStep,
+    FsStep,
+    MessageStep,
+    RawStep,
+    Scenario,
+    Step,
+    ToolsStep,
+)
 
 __all__ = ["DEFAULT_FIXTURES", "Runner", "run_scenario"]
 
@@ -236,6 +244,10 @@ class _Execution:
             answer = self.connector.request({"cmd": "tools"})
             check_tools_response(answer)
             mismatches = check_tools(self.sandbox.expand_expect(step.expect), answer)
+        elif isinstance(step, RawStep):
+            answer = self.connector.request_raw(self.sandbox.expand(step.request))
+            want = self.sandbox.expand_expect(step.expect)
+            mismatches = match(want["response"], answer, "response") if "response" in want else []
         elif isinstance(step, FsStep):
             self.sandbox.apply(step)
             mismatches = []
@@ -256,6 +268,8 @@ def _describe(step: Step) -> str:
         text = f"fs {step.op} {step.path}"
     elif isinstance(step, ToolsStep):
         text = "tools"
+    elif isinstance(step, RawStep):
+        text = f"raw {step.request.get('cmd', '?')}"
     else:
         text = f"session {step.action}"
     return f"{text}, line {step.line}" if step.line else text

@@ -36,6 +36,7 @@ __all__ = [
     "FsStep",
     "Level",
     "MessageStep",
+    "RawStep",
     "Scenario",
     "SessionStep",
     "Setup",
@@ -94,10 +95,14 @@ class Setup:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolUse:
-    """One tool_use block as written; ``id`` None means the runner makes one up."""
+    """One tool_use block as written; ``id`` None means the runner makes one up.
+
+    ``input`` is usually a mapping but may be any JSON value, so scenarios can
+    send the malformed inputs a model might produce; it defaults to ``{}``.
+    """
 
     name: str
-    input: Mapping[str, Any]
+    input: Any
     id: str | None = None
 
 
@@ -157,7 +162,22 @@ class ToolsStep:
     line: int | None = None
 
 
-Step: TypeAlias = CallStep | MessageStep | FsStep | SessionStep | ToolsStep
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RawStep:
+    """Send a protocol request as written and check the whole answer.
+
+    For the protocol's own requirements (bad requests and the like): the
+    runner adds ``seq`` only when ``request`` has none, an ``error`` answer is
+    data rather than a failure, and the runner's session bookkeeping does not
+    follow what the request does.
+    """
+
+    request: Mapping[str, Any]
+    expect: Mapping[str, Any]
+    line: int | None = None
+
+
+Step: TypeAlias = CallStep | MessageStep | FsStep | SessionStep | ToolsStep | RawStep
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -511,7 +531,7 @@ def _file_spec(name: str, spec: Mapping[str, Any], line: int | None) -> FileSpec
 
 
 def _tool_use(raw: Mapping[str, Any]) -> ToolUse:
-    return ToolUse(name=raw["name"], input=dict(raw.get("input", {})), id=raw.get("id"))
+    return ToolUse(name=raw["name"], input=raw.get("input", {}), id=raw.get("id"))
 
 
 def _step(raw: Mapping[str, Any], line: int | None) -> Step:
@@ -532,6 +552,8 @@ def _step(raw: Mapping[str, Any], line: int | None) -> Step:
         return SessionStep(action=raw["session"], line=line)
     if "tools" in raw:
         return ToolsStep(expect=raw.get("expect", {}), line=line)
+    if "raw" in raw:
+        return RawStep(request=raw["raw"], expect=raw.get("expect", {}), line=line)
     fs: Mapping[str, Any] = raw["fs"]
     op = next(o for o in _FS_OPS if o in fs)
     return FsStep(

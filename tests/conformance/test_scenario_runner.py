@@ -154,6 +154,25 @@ def test_message_options_and_the_tools_command_are_sent(recorded: list[dict[str,
     assert [(m.path, m.actual) for m in result.mismatches] == [("deferred", [])]
 
 
+def test_raw_requests_are_sent_as_written_and_error_answers_are_data(
+    recorded: list[dict[str, Any]],
+) -> None:
+    result = run(
+        "steps:\n"
+        "  - raw: {cmd: bogus}\n"
+        "    expect: {response: {json_subset: {error: {kind: bad_request}}}}\n"
+        "  - raw: {seq: 77, cmd: end, note: '{root}'}\n"
+        "    expect: {response: {json_subset: {seq: 77, ok: true}}}\n"
+        "  - call: {name: Read, input: not an object}\n"
+    )
+    assert result.outcome is Outcome.PASS, result.message
+    assert recorded[2] == {"seq": 3, "cmd": "bogus"}
+    assert recorded[3]["seq"] == 77
+    assert recorded[3]["note"] == recorded[1]["session"]["root"]
+    assert recorded[4]["seq"] == 4
+    assert recorded[4]["tool_use"]["input"] == "not an object"
+
+
 def test_final_files_are_checked_after_the_steps() -> None:
     result = run(
         'setup:\n  files:\n    a.txt: {text: "one\\n", mode: "0640"}\n'
