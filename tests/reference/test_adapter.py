@@ -1,0 +1,144 @@
+"""``python -m reference.adapter`` as a real subprocess: protocol v1 over stdio."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ADAPTER_TIMEOUT_S = 60
+
+
+def run_adapter(*lines: str) -> tuple[list[dict[str, Any]], int]:
+    """Feed ``lines`` to a fresh adapter, close stdin, and collect every answer."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "reference.adapter"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    ) as proc:
+        try:
+            out, _err = proc.communicate(
+                "".join(f"{line}\n" for line in lines), timeout=ADAPTER_TIMEOUT_S
+            )
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+    return [json.loads(line) for line in out.splitlines()], proc.returncode
+
+
+def request(seq: int, cmd: str, **fields: Any) -> str:
+    return json.dumps({"seq": seq, "cmd": cmd, **fields})
+
+
+def session(tmp_path: Path, session_dir: Path) -> dict[str, Any]:
+    return {"root": str(tmp_path), "prompt": "allow", "session_dir": str(session_dir)}
+
+
+def test_hello_begin_call_end_then_eof_exits_0(tmp_path: Path, session_dir: Path) -> None:
+    """SPEC: PROTO-HELLO-1, PROTO-BEGIN-1, PROTO-CALL-1, PROTO-END-1, PROTO-EOF-1, PROTO-SEQ-1"""
+    path = tmp_path / "a.txt"
+    write = {"id": "w1", "name": "Write", "input": {"file_path": str(path), "content": "hi\n"}}
+    read = {"id": "r1", "name": "Read", "input": {"file_path": str(path)}}
+    answers, status = run_adapter(
+        request(1, "hello", protocol=1),
+        request(2, "begin", session=session(tmp_path, session_dir)),
+        request(3, "call", tool_use=write),
+        request(4, "call", tool_use=read),
+        request(5, "end"),
+    )
+    assert status == 0
+    assert [answer["seq"] for answer in answers] == [1, 2, 3, 4, 5]
+    hello = answers[0]
+    assert hello["protocol"] == 1
+    assert set(hello["implementation"]) == {"name", "version", "language"}
+    assert {"read", "write", "edit", "dedup", "token_gate"} <= set(hello["features"])
+    assert answers[1] == {"seq": 2, "ok": True}
+    assert answers[2]["outcome"]["stage"] == "done"
+    assert answers[3]["tool_result"] == {
+        "type": "tool_result",
+        "tool_use_id": "r1",
+        "content": "     1\thi",
+        "is_error": False,
+    }
+    assert answers[4] == {"seq": 5, "ok": True}
+    assert path.read_bytes() == b"hi\n"
+
+
+def test_eof_without_any_request_exits_0() -> None:
+    """SPEC: PROTO-EOF-1"""
+    assert run_adapter() == ([], 0)
+
+
+def test_bad_lines_get_bad_request_and_serving_goes_on(tmp_path: Path, session_dir: Path) -> None:
+    """SPEC: PROTO-BAD-1, PROTO-SEQ-1"""
+    read = {"id": "r", "name": "Read", "input": {"file_path": "/dev/null"}}
+    answers, status = run_adapter(
+        "{not json",
+        "[1, 2]",
+        '{"cmd": "hello", "protocol": 1}',
+        '{"seq": true, "cmd": "hello", "protocol": 1}',
+        request(5, "dance"),
+        request(6, "call", tool_use=read),  # no session yet
+        request(7, "begin", session=session(tmp_path, session_dir)),
+        request(8, "call", tool_use="Read"),
+        request(9, "end"),
+        request(10, "call", tool_use=read),  # the session has ended
+        request(11, "hello", protocol=1),
+    )
+    assert status == 0
+    assert [answer["seq"] for answer in answers] == [None, None, None, None, *range(5, 12)]
+    bad = [answer for answer in answers if "error" in answer]
+    assert [answer["seq"] for answer in bad] == [None, None, None, None, 5, 6, 8, 10]
+    assert {answer["error"]["kind"] for answer in bad} == {"bad_request"}
+    assert answers[-1]["protocol"] == 1
+
+
+def test_tool_use_without_a_string_id_or_an_input_key_is_a_bad_request(
+    tmp_path: Path, session_dir: Path
+) -> None:
+    """SPEC: PROTO-BAD-1"""
+    answers, _ = run_adapter(
+        request(1, "begin", session=session(tmp_path, session_dir)),
+        request(2, "call", tool_use={"name": "Read", "input": {"file_path": "/dev/null"}}),
+        request(3, "call", tool_use={"id": 7, "name": "Read", "input": {"file_path": "/dev/null"}}),
+        request(4, "call", tool_use={"id": "x", "name": "Read"}),
+    )
+    assert [(answer["seq"], answer.get("error", {}).get("kind")) for answer in answers[1:]] == [
+        (2, "bad_request"),
+        (3, "bad_request"),
+        (4, "bad_request"),
+    ]
+
+
+def test_non_object_input_is_the_model_mistake_not_a_bad_request(
+    tmp_path: Path, session_dir: Path
+) -> None:
+    """SPEC: PROTO-BAD-1, DISP-SCHEMA-2"""
+    answers, _ = run_adapter(
+        request(1, "begin", session=session(tmp_path, session_dir)),
+        request(2, "call", tool_use={"id": "x", "name": "Read", "input": "oops"}),
+    )
+    assert answers[1]["outcome"]["stage"] == "input_schema"
+
+
+def test_begin_ignores_unknown_settings_sources(tmp_path: Path, session_dir: Path) -> None:
+    """SPEC: PROTO-BEGIN-1"""
+    spec = {**session(tmp_path, session_dir), "settings": {"someFutureSource": {"x": 1}}}
+    answers, _ = run_adapter(request(1, "begin", session=spec))
+    assert answers == [{"seq": 1, "ok": True}]
+
+
+def test_begin_creates_a_missing_session_dir(tmp_path: Path) -> None:
+    """SPEC: PROTO-BEGIN-2"""
+    session_dir = tmp_path / "not" / "yet"
+    (tmp_path / "root").mkdir()
+    spec = {"root": str(tmp_path / "root"), "session_dir": str(session_dir)}
+    answers, _ = run_adapter(request(1, "begin", session=spec))
+    assert answers == [{"seq": 1, "ok": True}]
+    assert session_dir.is_dir()

@@ -1,0 +1,117 @@
+"""The link between SPEC.md and these tests, checked both ways.
+
+Every requirement of the SPEC.md sections on errors and on the file tools
+(0.4 Errors; Paths; The read-file state; Tokens; Text; Read; Write; Edit; File
+history and patches) is cited by at least one test here (``SPEC: ID, ID`` in
+the test's docstring), every cited ID exists, and every test states its
+provenance: SPEC IDs or "Reference-defined".
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from pathlib import Path
+
+from refsupport import ENGINE_BUGS
+
+SPEC = Path(__file__).resolve().parents[2] / "SPEC.md"
+TESTS = Path(__file__).resolve().parent
+REQUIREMENT = re.compile(r"^- \*\*([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+)\*\* \((MUST|SHOULD|MAY)\)")
+HEADING = re.compile(r"^(#{2,3}) [0-9.]+ (.+)$")
+IN_SCOPE = frozenset(
+    {
+        "Errors",
+        "Paths",
+        "The read-file state",
+        "Tokens",
+        "Text",
+        "Read",
+        "Write",
+        "Edit",
+        "File history and patches",
+    }
+)
+
+
+def spec_requirements() -> list[tuple[str, str]]:
+    """Every (section title, ID) of SPEC.md; a ### section inside a ## one keeps its parent's."""
+    found: list[tuple[str, str]] = []
+    top = sub = ""
+    for line in SPEC.read_text(encoding="utf-8").splitlines():
+        heading = HEADING.match(line)
+        if heading:
+            if len(heading.group(1)) == 2:
+                top = sub = heading.group(2).strip()
+            else:
+                sub = heading.group(2).strip()
+        requirement = REQUIREMENT.match(line)
+        if requirement:
+            found.append((top if top in IN_SCOPE else sub, requirement.group(1)))
+    return found
+
+
+def in_scope(section: str) -> bool:
+    return section in IN_SCOPE
+
+
+def cited_ids() -> dict[str, set[str]]:
+    """Map each test function (file::name) to the SPEC IDs its docstring cites."""
+    cited: dict[str, set[str]] = {}
+    for path in sorted(TESTS.glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                doc = ast.get_docstring(node) or ""
+                ids: set[str] = set()
+                for line in doc.splitlines():
+                    if line.startswith("SPEC: "):
+                        ids |= {part.strip() for part in line[6:].split(",")}
+                cited[f"{path.name}::{node.name}"] = ids
+    return cited
+
+
+def test_the_scope_is_found_in_the_spec() -> None:
+    """SPEC: SPEC-ID-1"""
+    sections = {section for section, _ in spec_requirements()}
+    assert sections >= IN_SCOPE
+
+
+def test_requirement_ids_are_well_formed_and_unique() -> None:
+    """SPEC: SPEC-ID-1"""
+    ids = [requirement for _, requirement in spec_requirements()]
+    assert ids, "no requirement found in SPEC.md"
+    assert [i for i, n in Counter(ids).items() if n > 1] == []
+
+
+def test_every_requirement_in_scope_is_cited_by_a_test() -> None:
+    """SPEC: SPEC-ID-1"""
+    cited = set().union(*cited_ids().values())
+    required = {rid for section, rid in spec_requirements() if in_scope(section)}
+    assert sorted(required - cited) == []
+
+
+def test_every_cited_id_exists_in_the_spec() -> None:
+    """SPEC: SPEC-ID-1"""
+    known = {rid for _, rid in spec_requirements()}
+    unknown = {name: sorted(ids - known) for name, ids in cited_ids().items() if ids - known}
+    assert unknown == {}
+
+
+def test_every_test_states_its_provenance() -> None:
+    """SPEC: SPEC-ID-1"""
+    missing = []
+    for path in sorted(TESTS.glob("test_*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                doc = ast.get_docstring(node) or ""
+                if not doc.startswith(("SPEC: ", "Reference-defined")):
+                    missing.append(f"{path.name}::{node.name}")
+    assert missing == []
+
+
+def test_every_engine_bug_entry_names_an_existing_test() -> None:
+    """Reference-defined: the ENGINE_BUGS registry of conftest.py never goes stale."""
+    tests = set(cited_ids())
+    assert sorted(key for key in ENGINE_BUGS if key.split("[", 1)[0] not in tests) == []
