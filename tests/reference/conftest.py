@@ -65,12 +65,6 @@ def engine(begin: Begin) -> Engine:
 
 
 @pytest.fixture
-def session(engine: Engine) -> Session:
-    assert engine.session is not None
-    return engine.session
-
-
-@pytest.fixture
 def call(engine: Engine) -> Call:
     """``call(name, **input)``: one protocol ``call`` request; returns the response."""
     seq = itertools.count(1)

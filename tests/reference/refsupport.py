@@ -140,11 +140,6 @@ def snapshot(root: Path, *extra: Path) -> dict[str, FileFacts]:
     return facts
 
 
-def outcome(response: dict[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = response["outcome"]
-    return result
-
-
 def assert_done(response: dict[str, Any]) -> dict[str, Any]:
     """The call succeeded; returns its structured output."""
     assert response["outcome"]["stage"] == "done", response

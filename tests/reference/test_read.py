@@ -518,6 +518,8 @@ def test_whole_file_over_256_kib_is_refused_by_stat_before_any_byte_is_read(
     forbid_opening(monkeypatch, path)
     response = call("Read", file_path=str(path))
     assert_refused(response, stage="call", code=None, name="MaxFileReadSizeExceededError")
+    message = error_text(response)  # READ-SIZE-1: gives the size and the limit, names both
+    assert all(part in message for part in ("1000000000", "262144", "offset", "limit"))
     assert record_of(engine, path) is None
 
 
