@@ -162,11 +162,10 @@ def dispatch(
     tool_use_id = str(tool_use.get("id", ""))
     name = tool_use.get("name")
     raw_input = tool_use.get("input")
-    ctx.events.emit("tool_start", id=tool_use_id)
-    try:
-        return _run(tools, tool_use_id, name, raw_input, ctx)
-    finally:
-        ctx.events.emit("tool_end", id=tool_use_id)
+    ctx.events.emit("tool_start", id=tool_use_id, name=name)  # PROTO-EVENT-1
+    outcome = _run(tools, tool_use_id, name, raw_input, ctx)
+    ctx.events.emit("tool_end", id=tool_use_id, stage=outcome.stage)
+    return outcome
 
 
 def _refused(tool_use_id: str, stage: str, message: str, **fields: Any) -> CallOutcome:
@@ -215,6 +214,10 @@ def _run(
                 refusal.message,
                 error_code=tool.error_code(refusal),
                 error_name=refusal.error_name,
+            )
+        except Exception as exc:  # ERR-CODE-3: e.g. ELOOP from stat; never escapes
+            return _refused(
+                tool_use_id, "call", _model_message(tool, exc), error_name=classify_error(exc)
             )
     try:
         result = tool.call(parsed, ctx)

@@ -38,7 +38,6 @@ class Engine:
     def __init__(self) -> None:
         self.session: Session | None = None
         self.tools: list[Tool] = []
-        self._call_count = 0
 
     def handle(self, request: object) -> dict[str, Any]:
         """Serve one request; bad input gets a ``bad_request`` answer, never an exception."""
@@ -89,12 +88,20 @@ class Engine:
             isinstance(k, str) and isinstance(v, str) for k, v in env.items()
         ):
             raise BadRequest("session.env must map strings to strings")
-        if not isinstance(settings, Mapping) or not set(settings) <= set(SOURCES):
-            raise BadRequest(f"session.settings keys must be settings sources: {SOURCES}")
+        if not isinstance(settings, Mapping) or not all(
+            isinstance(value, Mapping) for value in settings.values()
+        ):
+            raise BadRequest("session.settings must map settings sources to objects")
+        # PROTO-BEGIN-1: unknown sources are ignored
+        settings = {name: value for name, value in settings.items() if name in SOURCES}
         if prompt not in ("allow", "deny"):
             raise BadRequest("session.prompt must be 'allow' or 'deny'")
         session_dir = spec.get("session_dir")
         home = spec.get("home")
+        if session_dir is not None:
+            if not isinstance(session_dir, str) or not os.path.isabs(session_dir):
+                raise BadRequest("session.session_dir must be an absolute path")
+            os.makedirs(session_dir, exist_ok=True)  # PROTO-BEGIN-2
         self.session = Session.create(
             root=root,
             cwd=cwd,
@@ -124,10 +131,11 @@ class Engine:
         tool_use = request.get("tool_use")
         if not isinstance(tool_use, Mapping):
             raise BadRequest("call needs a tool_use object")
-        self._call_count += 1
         tool_use_id = tool_use.get("id")
         if not isinstance(tool_use_id, str) or not tool_use_id:
-            tool_use = {**tool_use, "id": f"toolu_{self._call_count:04d}"}
+            raise BadRequest("tool_use.id must be a non-empty string")  # PROTO-BAD-1
+        if "input" not in tool_use:
+            raise BadRequest("tool_use needs an input")
         events = EventLog()
         ctx = ToolUseContext(
             session=self.session,

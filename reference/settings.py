@@ -53,7 +53,7 @@ def positive_int(value: object) -> int | None:
         return None
     if isinstance(value, int):
         return value if value > 0 else None
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         number = int(value.strip())
         return number if number > 0 else None
     return None

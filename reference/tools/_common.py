@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from reference import errors, fileio, paths, text
 from reference.filestate import ReadRecord, is_stale, needs_text
@@ -14,6 +16,16 @@ class StrictInput(BaseModel):
     """Every tool input: strict types, extra fields refused (DISP schema phase)."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+def _integral(value: object) -> object:
+    """JSON has one number type: 2.0 is the integer 2 (TOOL-SCHEMA-1)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+JsonInt = Annotated[int, BeforeValidator(_integral)]
 
 
 def check_path_syntax(raw_path: str) -> None:

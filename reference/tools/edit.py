@@ -56,16 +56,16 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
         raise errors.FileTooLargeError(
             f"File is too large to edit ({st.size} bytes; the limit is {MAX_EDIT_BYTES})."
         )
+    if path.endswith(".ipynb"):
+        raise errors.NotebookFileError(
+            "File is a Jupyter Notebook. Use the NotebookEdit tool to edit this file."
+        )
     if st.kind is fileio.FileKind.MISSING:
         if inp.old_string == "":
             return  # EDIT-CREATE-1
         raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
     if inp.old_string == "" and st.size > 0 and _current(path) != "":
         raise errors.FileAlreadyExistsError("Cannot create new file - file already exists.")
-    if path.endswith(".ipynb"):
-        raise errors.NotebookFileError(
-            "File is a Jupyter Notebook. Use the NotebookEdit tool to edit this file."
-        )
     record = ctx.session.read_state.get(path)
     if record is None:  # EDIT-READ-1
         raise errors.FileNotReadError(NOT_READ_YET)

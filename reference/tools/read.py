@@ -17,7 +17,7 @@ from pydantic import Field
 from reference import errors, fileio, paths, text, tokens
 from reference.filestate import ReadRecord
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import StrictInput, check_path_syntax, matching_deny_rule
+from reference.tools._common import JsonInt, StrictInput, check_path_syntax, matching_deny_rule
 
 NAME: Final = "Read"
 DEFAULT_LIMIT: Final = 2000  # READ-RANGE-2
@@ -36,8 +36,8 @@ EMPTY_NOTICE: Final = (  # READ-EMPTY-1
 
 class ReadInput(StrictInput):
     file_path: str = Field(description="The absolute path to the file to read")
-    offset: int | None = Field(default=None, ge=1, description="1-based line to start at")
-    limit: int | None = Field(default=None, ge=1, description="Number of lines to read")
+    offset: JsonInt | None = Field(default=None, ge=1, description="1-based line to start at")
+    limit: JsonInt | None = Field(default=None, ge=1, description="Number of lines to read")
     pages: str | None = Field(default=None, description="PDF page range, e.g. '1-5'")
 
 

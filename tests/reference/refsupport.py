@@ -58,51 +58,7 @@ BOUNDED_WAIT_S: Final = 5.0
 # is removed here. A key is "file::test" (every parameter) or
 # "file::test[id]" (one parameter); the value says what SPEC.md requires and
 # what the engine does instead.
-ENGINE_BUGS: Final[dict[str, str]] = {
-    "test_adapter.py::test_tool_use_without_a_string_id_or_an_input_key_is_a_bad_request": (
-        "PROTO-BAD-1 wants bad_request for a tool_use without a string id or without an "
-        "input key; the engine invents an id and dispatches a missing input"
-    ),
-    "test_adapter.py::test_begin_ignores_unknown_settings_sources": (
-        "PROTO-BEGIN-1 ignores unknown settings sources; the engine answers bad_request"
-    ),
-    "test_adapter.py::test_begin_creates_a_missing_session_dir": (
-        "PROTO-BEGIN-2 creates a missing session_dir at begin; the engine does not"
-    ),
-    "test_dispatch.py::test_an_integral_number_is_an_integer": (
-        "TOOL-SCHEMA-1 takes 2.0 as an integer; the engine's strict schema refuses it"
-    ),
-    "test_dispatch.py::test_os_error_while_validating_a_path_does_not_escape_the_engine": (
-        "ERR-CODE-3/DISP-CLASSIFY-1 end an unnamed exception at stage call, classified "
-        "(Error:ELOOP); an OSError from stat() in validate_input escapes Engine.handle"
-    ),
-    "test_dispatch.py::test_tool_start_names_the_tool_and_tool_end_the_stage": (
-        "PROTO-EVENT-1 events are tool_start {id, name} and tool_end {id, stage}; the "
-        "engine's carry only the id"
-    ),
-    "test_edit.py::test_missing_notebook_with_empty_old_string_is_refused_with_code_5": (
-        "EDIT-VALIDATE-1 table order puts code 5 (.ipynb) before any create; the engine "
-        "returns early for a missing path with empty old_string and creates the notebook"
-    ),
-    "test_read.py::test_cap_is_env_then_settings_then_25000_and_bad_values_are_ignored"
-    "[env-superscript-two]": (
-        "TOK-CAP-1 ignores a cap that is not a positive decimal integer, never an error; "
-        "'\u00b2' passes str.isdigit() and int() raises ValueError inside Read"
-    ),
-    "test_rules.py::test_text_that_is_not_a_rule_is_ignored[Read(a))]": (
-        "PERM-RULE-1 ignores a rule with unbalanced parentheses; the engine parses "
-        "Read(a)) as Read with specifier 'a)'"
-    ),
-    "test_rules.py::test_deny_name_slash_double_star_matches_that_directory_at_any_depth": (
-        "PERM-PATH-2: a deny pattern NAME/** matches a directory NAME at any depth; the "
-        "engine anchors it under cwd only"
-    ),
-    "test_tokens.py::"
-    "test_every_chunk_but_the_last_ends_at_a_newline_before_blanks_and_non_whitespace": (
-        "TOK-EXACT-2 (SHOULD) cuts at a newline followed by spaces or tabs then "
-        "non-whitespace; the engine also cuts before U+3000, \\v and \\f (counts still add up)"
-    ),
-}
+ENGINE_BUGS: Final[dict[str, str]] = {}
 _SNAPSHOT_BYTES_LIMIT: Final = 1 << 20  # larger (sparse) files are compared by stat alone
 
 

@@ -724,14 +724,14 @@ def test_notebook_is_refused_before_the_read_check(
     assert_refused(response, stage="validate", code=5, name="NotebookFileError")
 
 
-def test_existing_notebook_with_empty_old_string_is_refused_with_code_3(
+def test_existing_notebook_with_empty_old_string_is_refused_with_code_5(
     tmp_path: Path, call: Call, unchanged: Unchanged
 ) -> None:
     """SPEC: EDIT-VALIDATE-1"""
     (tmp_path / "nb.ipynb").write_bytes(b"{}")
     with unchanged():
         response = call("Edit", file_path=str(tmp_path / "nb.ipynb"), old_string="", new_string="x")
-    assert_refused(response, stage="validate", code=3, name="FileAlreadyExistsError")
+    assert_refused(response, stage="validate", code=5, name="NotebookFileError")
 
 
 def test_missing_notebook_with_empty_old_string_is_refused_with_code_5(
