@@ -25,6 +25,20 @@ from reference.session import Session
 ContentBlock = dict[str, Any]
 ResultContent = str | list[ContentBlock]
 InterruptBehavior = Literal["cancel", "block"]
+PathRules = Literal["read", "edit"]
+
+
+class PermissionCheck(NamedTuple):
+    """A tool's own opinion on a call (PERM-ORDER-1 steps 3 and 8).
+
+    ``passthrough`` leaves the decision to rules, mode and the user.
+    """
+
+    behavior: Literal["allow", "deny", "ask", "passthrough"]
+    message: str | None = None
+
+
+PASSTHROUGH = PermissionCheck("passthrough")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +92,15 @@ def _enabled() -> bool:
     return True
 
 
+def _passthrough(_input: Any, _ctx: ToolUseContext) -> PermissionCheck:
+    """TOOL-DEFAULT-1: the general permission flow decides."""
+    return PASSTHROUGH
+
+
+def _no_classifier_input(_input: Any) -> str:
+    return ""
+
+
 def _json_content(data: Mapping[str, Any]) -> ResultContent:
     return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
@@ -104,6 +127,10 @@ class Tool:
     map_result: Callable[[Mapping[str, Any]], ResultContent] = _json_content
     max_result_size_chars: float = 100_000
     path_fields: tuple[str, ...] = ()
+    check_permissions: Callable[[Any, ToolUseContext], PermissionCheck] = _passthrough
+    get_path: Callable[[Any, ToolUseContext], str | None] | None = None
+    path_rules: PathRules | None = None  # which path rules apply (PERM-RULE-2)
+    classifier_input: Callable[[Any], str] = _no_classifier_input
     interrupt_behavior: InterruptBehavior = "block"
     inputs_equivalent: Callable[[Any, Any, ToolUseContext], bool] | None = None
     should_defer: bool = False

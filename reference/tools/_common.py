@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
@@ -10,6 +10,7 @@ from reference import errors, fileio, paths, text
 from reference.filestate import ReadRecord, is_stale, needs_text
 from reference.permissions.rules import Rule, parse_rule, path_candidates, path_matches
 from reference.session import Session
+from reference.tool import ToolUseContext
 
 
 class StrictInput(BaseModel):
@@ -26,6 +27,14 @@ def _integral(value: object) -> object:
 
 
 JsonInt = Annotated[int, BeforeValidator(_integral)]
+
+
+def file_path_of(inp: Any, ctx: ToolUseContext) -> str | None:
+    """TOOL-PATH-1 for the file tools: the expanded ``file_path``."""
+    raw = inp.file_path
+    if paths.has_nul(raw) or paths.is_unc(raw):
+        return None
+    return ctx.expand(raw)
 
 
 def check_path_syntax(raw_path: str) -> None:

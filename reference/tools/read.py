@@ -17,7 +17,13 @@ from pydantic import Field
 from reference import errors, fileio, paths, text, tokens
 from reference.filestate import ReadRecord
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import JsonInt, StrictInput, check_path_syntax, matching_deny_rule
+from reference.tools._common import (
+    JsonInt,
+    StrictInput,
+    check_path_syntax,
+    file_path_of,
+    matching_deny_rule,
+)
 
 NAME: Final = "Read"
 DEFAULT_LIMIT: Final = 2000  # READ-RANGE-2
@@ -234,5 +240,8 @@ READ_TOOL: Final[Tool] = build_tool(
     map_result=map_result,
     max_result_size_chars=math.inf,  # never persisted: Read's output is the file itself
     path_fields=("file_path",),
-    interrupt_behavior="cancel",
+    get_path=file_path_of,
+    path_rules="read",
+    classifier_input=lambda inp: inp.file_path,
+    # check_permissions (PERM-READ-1) arrives with the permission phase.
 )

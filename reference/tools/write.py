@@ -19,6 +19,7 @@ from reference.tools._common import (
     UNEXPECTEDLY_MODIFIED,
     StrictInput,
     check_path_syntax,
+    file_path_of,
     matching_deny_rule,
     record_is_stale,
 )
@@ -130,4 +131,7 @@ WRITE_TOOL: Final[Tool] = build_tool(
     },
     map_result=map_result,
     path_fields=("file_path",),
+    get_path=file_path_of,
+    path_rules="edit",
+    classifier_input=lambda inp: inp.file_path,
 )
