@@ -35,6 +35,7 @@ class CallOutcome:
     output: Mapping[str, Any] | None = None
     persisted_path: str | None = None
     context_modifier: ContextModifier | None = field(default=None, repr=False)
+    cascades: str | None = None  # SCHED-CASCADE-2's DESC when this failure cancels siblings
 
     def to_protocol(self) -> dict[str, Any]:
         return {
@@ -53,6 +54,39 @@ class CallOutcome:
                 "persisted_path": self.persisted_path,
             },
         }
+
+
+def aborted_outcome(tool_use_id: str, reason: str | None, detail: str = "") -> CallOutcome:
+    """DISP-ABORT-1: the result of a call cancelled for ``reason``.
+
+    ``sibling_error``: SCHED-CASCADE-2; ``user_interrupt`` (and any other
+    reason): SCHED-INTERRUPT-2, unwrapped because it reports the user's act.
+    """
+    if reason == "sibling_error":
+        return CallOutcome(
+            tool_use_id=tool_use_id,
+            content=wrap_error(f"Cancelled: parallel tool call {detail} errored"),
+            is_error=True,
+            stage="aborted",
+            error_name="SiblingErrorAbort",
+        )
+    return CallOutcome(
+        tool_use_id=tool_use_id,
+        content="[Request interrupted by user for tool use]",
+        is_error=True,
+        stage="aborted",
+        error_name="UserInterruptAbort",
+    )
+
+
+def cascade_description(tool: Tool, raw_input: Mapping[str, Any], exc: BaseException) -> str | None:
+    """SCHED-CASCADE-1/2: DESC when this failure cancels its batch, else None."""
+    if tool.name == "Bash":
+        command = str(raw_input.get("command", ""))
+        return f"Bash({command[:40]}…)" if len(command) > 40 else f"Bash({command})"
+    if getattr(exc, "cascades", False) is True:  # a Probe with fail and bash_error
+        return f"Probe({raw_input.get('label', '')})"
+    return None
 
 
 def wrap_error(message: str) -> str:
@@ -185,8 +219,8 @@ def _run(
             f"Error: No such tool available: {name}",
             error_name="UnknownToolError",
         )
-    if ctx.abort.is_set():
-        return _refused(tool_use_id, "aborted", "Interrupted by user")
+    if ctx.abort.is_set():  # DISP-ABORT-1
+        return aborted_outcome(tool_use_id, ctx.abort.reason, ctx.abort.detail)
     if not isinstance(raw_input, Mapping):
         line = f"The input type is expected as `object` but provided as `{json_type(raw_input)}`"
         return _refused(
@@ -222,9 +256,17 @@ def _run(
     try:
         result = tool.call(parsed, ctx)
     except Exception as exc:  # ERR-CODE-2 / ERR-CODE-3: every failure becomes a coded result
+        if ctx.abort.is_set():  # SCHED-ABORT-1: the tool stopped because it was aborted
+            return aborted_outcome(tool_use_id, ctx.abort.reason, ctx.abort.detail)
         return _refused(
-            tool_use_id, "call", _model_message(tool, exc), error_name=classify_error(exc)
+            tool_use_id,
+            "call",
+            _model_message(tool, exc),
+            error_name=classify_error(exc),
+            cascades=cascade_description(tool, raw_input, exc),
         )
+    if ctx.abort.reason == "sibling_error":  # SCHED-CASCADE-1: not ended when cancelled
+        return aborted_outcome(tool_use_id, ctx.abort.reason, ctx.abort.detail)
     return CallOutcome(
         tool_use_id=tool_use_id,
         content=tool.map_result(result.data),

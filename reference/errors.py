@@ -149,6 +149,12 @@ class FileUnexpectedlyModifiedError(ToolCallError):
     error_name = "FileUnexpectedlyModifiedError"
 
 
+class CallAbortedError(ToolCallError):
+    """Raised by a tool that noticed its abort signal; the reason decides the outcome."""
+
+    error_name = "CallAbortedError"
+
+
 class FileVanishedError(ToolCallError):
     """The file stopped being a regular file between validateInput and call()."""
 

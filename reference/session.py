@@ -11,6 +11,7 @@ from typing import Final, Literal
 
 from reference.filestate import ReadFileState
 from reference.observer import Change, FileChangeObserver
+from reference.probeboard import ProbeBoard
 from reference.settings import Settings, positive_int
 
 DEFAULT_MAX_READ_TOKENS: Final = 25_000
@@ -37,6 +38,7 @@ class Session:
     test_tools: bool = False
     read_state: ReadFileState = field(default_factory=ReadFileState)
     observers: list[FileChangeObserver] = field(default_factory=list)
+    probe_board: ProbeBoard = field(default_factory=ProbeBoard)
 
     @classmethod
     def create(

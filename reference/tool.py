@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -17,6 +16,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel
 
+from reference.abort import AbortSignal
 from reference.errors import Refusal
 from reference.events import EventLog
 from reference.paths import expand_path
@@ -48,8 +48,9 @@ class ToolUseContext:
     session: Session
     tool_use_id: str
     cwd: str
-    abort: threading.Event = field(default_factory=threading.Event)
+    abort: AbortSignal = field(default_factory=AbortSignal)
     events: EventLog = field(default_factory=EventLog)
+    probe_trail: tuple[str, ...] = ()  # PROTO-PROBE-3: labels of honoured Probe modifiers
 
     def expand(self, path: str) -> str:
         """FILE-PATH-1 against this context's cwd and the session's home."""
@@ -60,6 +61,9 @@ class ToolUseContext:
 
     def with_cwd(self, cwd: str) -> ToolUseContext:
         return replace(self, cwd=cwd)
+
+    def with_trail(self, label: str) -> ToolUseContext:
+        return replace(self, probe_trail=(*self.probe_trail, label))
 
 
 ContextModifier = Callable[[ToolUseContext], ToolUseContext]

@@ -295,7 +295,7 @@ def test_tool_start_names_the_tool_and_tool_end_the_stage(tmp_path: Path, call: 
 
 def test_aborted_context_runs_nothing(ctx: ToolUseContext, tmp_path: Path) -> None:
     """SPEC: DISP-ABORT-1"""
-    ctx.abort.set()
+    ctx.abort.abort("user_interrupt")
     outcome = dispatch(
         [WRITE_TOOL],
         {"id": "t", "name": "Write", "input": {"file_path": str(tmp_path / "a"), "content": "x"}},

@@ -1,0 +1,246 @@
+"""The concurrency scheduler and the streaming executor (SPEC.md, section 6).
+
+Theory of operation. Blocks arrive in the model's order (all at once for a
+plain message, one by one for the streaming executor). One coordinator, the
+caller's thread, hands each block a start decision:
+
+* a block may start when every earlier block has started, and either nothing
+  is running, or the block and every running call are concurrency-safe and
+  fewer than N are running (SCHED-RUN-1, SCHED-LIMIT-1, SCHED-STREAM-1);
+* a call of a batch that is not concurrency-safe runs alone, and its context
+  modifier is applied when it ends, before anything later starts
+  (SCHED-CONTEXT-1); modifiers of concurrency-safe calls are dropped;
+* a failed Bash call (or a Probe with ``fail`` and ``bash_error``) cancels the
+  rest of its batch (SCHED-CASCADE-1); an interrupt cancels running ``cancel``
+  calls and everything not started (SCHED-INTERRUPT-1).
+
+Each call runs the whole dispatch pipeline on a worker thread; results are
+put back in block order (SCHED-ORDER-1).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from reference.abort import AbortSignal
+from reference.dispatch import CallOutcome, aborted_outcome, dispatch
+from reference.events import EventLog
+from reference.registry import find_tool
+from reference.session import Session
+from reference.settings import positive_int
+from reference.tool import Tool, ToolUseContext
+
+DEFAULT_MAX_CONCURRENCY: Final = 10
+CONCURRENCY_ENV: Final = "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY"
+
+
+def max_concurrency(session: Session) -> int:
+    """SCHED-LIMIT-1: the env knob when it is a positive integer, else 10."""
+    return positive_int(session.env.get(CONCURRENCY_ENV)) or DEFAULT_MAX_CONCURRENCY
+
+
+def is_safe(tools: Sequence[Tool], block: Mapping[str, Any]) -> bool:
+    """SCHED-PARTITION-1 / TOOL-PREDICATE-1: found, schema-valid and declared safe."""
+    name = block.get("name")
+    tool = find_tool(tools, name) if isinstance(name, str) else None
+    raw = block.get("input")
+    if tool is None or not isinstance(raw, Mapping):
+        return False
+    try:
+        parsed = tool.input_model.model_validate(dict(raw))
+        return bool(tool.is_concurrency_safe(parsed))
+    except Exception:  # a predicate (or schema) that raises means "not safe"
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    safe: bool
+    indexes: list[int]
+
+
+def partition(tools: Sequence[Tool], blocks: Sequence[Mapping[str, Any]]) -> list[Batch]:
+    """SCHED-PARTITION-1: consecutive safe blocks together, every other alone."""
+    batches: list[Batch] = []
+    for index, block in enumerate(blocks):
+        safe = is_safe(tools, block)
+        if safe and batches and batches[-1].safe:
+            batches[-1].indexes.append(index)
+        else:
+            batches.append(Batch(safe=safe, indexes=[index]))
+    return batches
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """One block's place in the message: its index, batch and safety."""
+
+    index: int
+    block: Mapping[str, Any]
+    batch: int
+    safe: bool
+
+
+@dataclass(slots=True)
+class _Running:
+    index: int
+    batch: int
+    abort: AbortSignal
+    safe: bool
+    interrupt_cancels: bool
+    thread: threading.Thread
+
+
+@dataclass(slots=True)
+class _State:
+    """What the coordinator and the workers share, under ``cond``."""
+
+    cond: threading.Condition = field(default_factory=threading.Condition)
+    running: dict[int, _Running] = field(default_factory=dict)
+    results: dict[int, CallOutcome] = field(default_factory=dict)
+    modifiers: dict[int, Callable[[ToolUseContext], ToolUseContext]] = field(default_factory=dict)
+    cancelled_batches: dict[int, str] = field(default_factory=dict)  # batch -> DESC
+    interrupted: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageRun:
+    results: list[CallOutcome]
+    batches: list[list[str]]
+
+
+class Scheduler:
+    """Runs one assistant message's tool_use blocks (SCHED-*)."""
+
+    def __init__(self, tools: Sequence[Tool], session: Session, events: EventLog) -> None:
+        self.tools = tools
+        self.session = session
+        self.events = events
+        self.limit = max_concurrency(session)
+
+    def run(
+        self,
+        blocks: Sequence[Mapping[str, Any]],
+        *,
+        interrupt_after: Iterable[str] = (),
+        streaming: bool = False,
+        block_delay_ms: int = 0,
+    ) -> MessageRun:
+        """Run every block; one result per block, in block order (SCHED-ORDER-1)."""
+        plan = partition(self.tools, blocks)
+        batch_of = {index: number for number, batch in enumerate(plan) for index in batch.indexes}
+        state = _State()
+        watch = set(interrupt_after)
+        started: set[str] = set()
+        if watch:
+            self.events.subscribe(lambda event: self._on_event(event, watch, started, state))
+        ctx_base = ToolUseContext(
+            session=self.session, tool_use_id="", cwd=self.session.cwd, events=self.events
+        )
+        for index, block in enumerate(blocks):
+            if streaming:
+                if block_delay_ms and index:
+                    time.sleep(block_delay_ms / 1000)
+                self.events.emit("block", id=block.get("id"))
+            batch = batch_of[index]
+            item = _Block(index=index, block=block, batch=batch, safe=plan[batch].safe)
+            ctx_base = self._start(item, state, ctx_base)
+        with state.cond:
+            while state.running:
+                state.cond.wait(0.05)
+            for index in sorted(state.modifiers):
+                ctx_base = state.modifiers.pop(index)(ctx_base)
+        self.session.cwd = ctx_base.cwd
+        ids = [str(block.get("id", "")) for block in blocks]
+        return MessageRun(
+            results=[state.results[index] for index in range(len(blocks))],
+            batches=[[ids[index] for index in batch.indexes] for batch in plan],
+        )
+
+    def _start(self, item: _Block, state: _State, ctx_base: ToolUseContext) -> ToolUseContext:
+        """Wait until the block may start, then start it (or cancel it)."""
+        tool_use_id = str(item.block.get("id", ""))
+        with state.cond:
+            while not self._may_start(state, item.safe) and not self._cancelled(state, item.batch):
+                state.cond.wait(0.05)
+            # SCHED-CONTEXT-1: modifiers of ended non-safe calls, before anything later.
+            for ended in sorted(state.modifiers):
+                ctx_base = state.modifiers.pop(ended)(ctx_base)
+            reason = self._cancelled(state, item.batch)
+            if reason is not None:
+                detail = state.cancelled_batches.get(item.batch, "")
+                outcome = aborted_outcome(tool_use_id, reason, detail)
+                state.results[item.index] = outcome
+                self.events.emit("tool_end", id=tool_use_id, stage=outcome.stage)  # PROTO-EVENT-2
+                return ctx_base
+            abort = AbortSignal()
+            ctx = ToolUseContext(
+                session=self.session,
+                tool_use_id=tool_use_id,
+                cwd=ctx_base.cwd,
+                abort=abort,
+                events=self.events,
+                probe_trail=ctx_base.probe_trail,
+            )
+            tool = find_tool(self.tools, str(item.block.get("name")))
+            worker = threading.Thread(target=self._work, args=(item, ctx, state), daemon=True)
+            state.running[item.index] = _Running(
+                index=item.index,
+                batch=item.batch,
+                abort=abort,
+                safe=item.safe,
+                interrupt_cancels=tool is not None and tool.interrupt_behavior == "cancel",
+                thread=worker,
+            )
+        worker.start()
+        return ctx_base
+
+    def _may_start(self, state: _State, safe: bool) -> bool:
+        if not state.running:
+            return True
+        return (
+            safe and all(r.safe for r in state.running.values()) and len(state.running) < self.limit
+        )
+
+    @staticmethod
+    def _cancelled(state: _State, batch: int) -> str | None:
+        if state.interrupted:
+            return "user_interrupt"
+        if batch in state.cancelled_batches:
+            return "sibling_error"
+        return None
+
+    def _work(self, item: _Block, ctx: ToolUseContext, state: _State) -> None:
+        outcome = dispatch(self.tools, item.block, ctx)
+        with state.cond:
+            state.results[item.index] = outcome
+            state.running.pop(item.index, None)
+            if outcome.cascades and item.batch not in state.cancelled_batches:  # SCHED-CASCADE-1
+                state.cancelled_batches[item.batch] = outcome.cascades
+                for other in state.running.values():
+                    if other.batch == item.batch:
+                        other.abort.abort("sibling_error", outcome.cascades)
+            if not item.safe and outcome.context_modifier is not None:
+                state.modifiers[item.index] = outcome.context_modifier
+            state.cond.notify_all()
+
+    def _on_event(
+        self, event: Mapping[str, Any], watch: set[str], started: set[str], state: _State
+    ) -> None:
+        """PROTO-MESSAGE-2: the interrupt arrives once every named call started."""
+        if event.get("type") != "tool_start" or state.interrupted:
+            return
+        started.add(str(event.get("id")))
+        if not watch <= started:
+            return
+        with state.cond:
+            state.interrupted = True
+            self.events.emit("interrupt")
+            for running in state.running.values():  # SCHED-INTERRUPT-1
+                if running.interrupt_cancels:
+                    running.abort.abort("user_interrupt")
+            state.cond.notify_all()

@@ -1,0 +1,93 @@
+"""Probe: the test tool that proves scheduler behaviour by ordering (PROTO-PROBE-*).
+
+Registered only when ``begin`` sets ``test_tools``. It keeps every
+``build_tool`` default except concurrency safety (from its input) and its
+interrupt behaviour (``cancel``), so the defaults are observable.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any, Final
+
+from pydantic import Field
+
+from reference import errors
+from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
+from reference.tools._common import JsonInt, StrictInput
+
+NAME: Final = "Probe"
+
+
+class ProbeInput(StrictInput):
+    label: str
+    concurrency_safe: bool = False
+    sleep_ms: JsonInt = Field(default=0, ge=0)
+    await_started: list[str] = Field(default_factory=list)
+    timeout_ms: JsonInt = Field(default=2000, ge=0)
+    fail: bool = False
+    bash_error: bool = False
+
+
+class ProbeTimeoutError(errors.ToolCallError):
+    error_name = "ProbeTimeoutError"
+
+
+class ProbeFailure(errors.ToolCallError):
+    """PROTO-PROBE-2; with ``bash_error`` it cascades like a failed Bash call."""
+
+    error_name = "ProbeFailure"
+
+    def __init__(self, message: str, *, cascades: bool) -> None:
+        super().__init__(message)
+        self.cascades = cascades
+
+
+def call(inp: ProbeInput, ctx: ToolUseContext) -> ToolResult:
+    board = ctx.session.probe_board
+    trail = list(ctx.probe_trail)
+    key = board.start(inp.label)
+    try:
+        if inp.await_started:
+            deadline = time.monotonic() + inp.timeout_ms / 1000
+            missing = board.wait_started(inp.await_started, deadline, ctx.abort)
+            if ctx.abort.is_set():
+                raise errors.CallAbortedError("aborted")
+            if missing:
+                raise ProbeTimeoutError(
+                    f"Probe {inp.label} timed out waiting for: {', '.join(missing)}"
+                )
+        if inp.sleep_ms and ctx.abort.wait(inp.sleep_ms / 1000):  # SCHED-ABORT-1
+            raise errors.CallAbortedError("aborted")
+        if ctx.abort.is_set():
+            raise errors.CallAbortedError("aborted")
+        if inp.fail:
+            raise ProbeFailure(f"Probe {inp.label} failed", cascades=inp.bash_error)
+    finally:
+        max_concurrent = board.end(key)
+    label = inp.label
+    return ToolResult(
+        {"label": label, "max_concurrent": max_concurrent, "trail": trail},
+        context_modifier=lambda c: c.with_trail(label),  # PROTO-PROBE-3
+    )
+
+
+def map_result(data: Mapping[str, Any]) -> ResultContent:
+    """PROTO-PROBE-3: exactly this JSON, keys in order."""
+    return json.dumps(
+        {"label": data["label"], "max_concurrent": data["max_concurrent"], "trail": data["trail"]},
+        ensure_ascii=False,
+    )
+
+
+PROBE_TOOL: Final[Tool] = build_tool(
+    name=NAME,
+    input_model=ProbeInput,
+    call=call,
+    description="Test tool: records its start, waits, sleeps and reports concurrency.",
+    is_concurrency_safe=lambda inp: inp.concurrency_safe,
+    map_result=map_result,
+    interrupt_behavior="cancel",
+)
