@@ -9,7 +9,9 @@ nothing after it runs.
 from __future__ import annotations
 
 import errno
+import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,13 +124,15 @@ def json_type(value: object) -> str:
 
 
 def _constraint(issue: Mapping[str, Any]) -> str:
+    """DISP-SCHEMA-2's REASON: ``must be >= N``, ``must be <= N``, ``must be one of "a", "b"``."""
     ctx = issue.get("ctx") or {}
     if "ge" in ctx:
         return f"must be >= {ctx['ge']}"
     if "le" in ctx:
         return f"must be <= {ctx['le']}"
-    if "expected" in ctx:
-        return f"must be one of {ctx['expected']}"
+    if issue["type"] == "literal_error":
+        allowed = re.findall(r"'((?:[^'\\]|\\.)*)'", str(ctx.get("expected", "")))
+        return "must be one of " + ", ".join(json.dumps(value) for value in allowed)
     return str(issue["msg"])
 
 

@@ -8,6 +8,7 @@ never disagree.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -88,12 +89,12 @@ class Engine:
             isinstance(k, str) and isinstance(v, str) for k, v in env.items()
         ):
             raise BadRequest("session.env must map strings to strings")
-        if not isinstance(settings, Mapping) or not all(
-            isinstance(value, Mapping) for value in settings.values()
-        ):
-            raise BadRequest("session.settings must map settings sources to objects")
-        # PROTO-BEGIN-1: unknown sources are ignored
+        if not isinstance(settings, Mapping):
+            raise BadRequest("session.settings must be an object")
+        # PROTO-BEGIN-1: unknown sources are ignored, whatever they hold
         settings = {name: value for name, value in settings.items() if name in SOURCES}
+        if not all(isinstance(value, Mapping) for value in settings.values()):
+            raise BadRequest("each settings source must be an object")
         if prompt not in ("allow", "deny"):
             raise BadRequest("session.prompt must be 'allow' or 'deny'")
         session_dir = spec.get("session_dir")
@@ -121,6 +122,8 @@ class Engine:
         return {"ok": True}
 
     def _end(self, _request: Mapping[str, Any]) -> dict[str, Any]:
+        if self.session is not None and self.session.owns_session_dir:  # PROTO-END-1
+            shutil.rmtree(self.session.session_dir, ignore_errors=True)
         self.session = None
         self.tools = []
         return {"ok": True}
@@ -134,6 +137,8 @@ class Engine:
         tool_use_id = tool_use.get("id")
         if not isinstance(tool_use_id, str) or not tool_use_id:
             raise BadRequest("tool_use.id must be a non-empty string")  # PROTO-BAD-1
+        if not isinstance(tool_use.get("name"), str):
+            raise BadRequest("tool_use.name must be a string")  # PROTO-BAD-1
         if "input" not in tool_use:
             raise BadRequest("tool_use needs an input")
         events = EventLog()

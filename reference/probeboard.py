@@ -40,9 +40,7 @@ class ProbeBoard:
         with self._cond:
             return [label for label in labels if label not in self._started]
 
-    def wait_started(
-        self, labels: list[str], deadline: float, abort: _Abortable
-    ) -> list[str]:
+    def wait_started(self, labels: list[str], deadline: float, abort: _Abortable) -> list[str]:
         """Wait until every label started, the deadline passes or the call is aborted."""
         with self._cond:
             while True:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from reference.filestate import ReadFileState
 from reference.observer import Change, FileChangeObserver
 from reference.probeboard import ProbeBoard
-from reference.settings import Settings, positive_int
+from reference.settings import PERMISSION_MODES, PermissionMode, Settings, positive_int
 
 DEFAULT_MAX_READ_TOKENS: Final = 25_000
 MAX_READ_TOKENS_ENV: Final = "CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS"
@@ -38,7 +39,9 @@ class Session:
     test_tools: bool = False
     read_state: ReadFileState = field(default_factory=ReadFileState)
     observers: list[FileChangeObserver] = field(default_factory=list)
+    session_id: str = field(default_factory=lambda: str(uuid.uuid4()))  # HOOK-INPUT-1
     probe_board: ProbeBoard = field(default_factory=ProbeBoard)
+    owns_session_dir: bool = False  # made by the engine: removed at end (PROTO-END-1)
 
     @classmethod
     def create(
@@ -64,6 +67,7 @@ class Session:
             prompt=prompt,
             test_tools=test_tools,
             session_dir=session_dir or tempfile.mkdtemp(prefix="toolsys-session-"),
+            owns_session_dir=session_dir is None,
         )
 
     @functools.cached_property
@@ -79,6 +83,18 @@ class Session:
     def dedup_enabled(self) -> bool:
         """READ-DEDUP-4: the killswitch turns dedup off."""
         return self.settings.scalar("readDedupKillswitch") is not True
+
+    @functools.cached_property
+    def permission_mode(self) -> PermissionMode:
+        """PERM-SOURCE-1: the first valid ``permissions.defaultMode``, else ``default``.
+
+        Sources are tried in priority order; a value that is not one of the
+        modes of PERM-MODE-1 is ignored and the next source is tried.
+        """
+        for _source, value in self.settings.permission_values("defaultMode"):
+            if isinstance(value, str) and value in PERMISSION_MODES:
+                return cast(PermissionMode, value)
+        return "default"
 
     def notify(self, path: str, change: Change) -> None:
         for observer in list(self.observers):

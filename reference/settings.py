@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
 SOURCES: Final = (
     "policySettings",
@@ -22,6 +22,9 @@ SOURCES: Final = (
     "command",
     "session",
 )
+
+PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto"]
+PERMISSION_MODES: Final[frozenset[str]] = frozenset(get_args(PermissionMode))  # PERM-MODE-1
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +41,28 @@ class Settings:
                 return values[key]
         return None
 
-    def permission_entries(self, behavior: str) -> Iterator[tuple[str, str]]:
-        """Every ``permissions.<behavior>`` rule text with its source, in priority order."""
+    def permission_values(self, key: str) -> Iterator[tuple[str, Any]]:
+        """``permissions.<key>`` of every source that sets it, sources in priority order.
+
+        A ``permissions`` value that is not an object is ignored (PERM-SOURCE-1).
+        """
         for source in SOURCES:
-            permissions = (self.by_source.get(source) or {}).get("permissions") or {}
-            for entry in permissions.get(behavior) or []:
-                if isinstance(entry, str):
-                    yield source, entry
+            permissions = (self.by_source.get(source) or {}).get("permissions")
+            if isinstance(permissions, Mapping) and key in permissions:
+                yield source, permissions[key]
+
+    def permission_entries(self, behavior: str) -> Iterator[tuple[str, str]]:
+        """Every string of the ``permissions.<behavior>`` lists with its source.
+
+        Sources in priority order, entries in list order (PERM-SOURCE-1); used
+        for ``allow``, ``ask``, ``deny`` and ``additionalDirectories``. A value
+        that is not a list, and an entry that is not a string, are ignored.
+        """
+        for source, entries in self.permission_values(behavior):
+            if isinstance(entries, list | tuple):
+                for entry in entries:
+                    if isinstance(entry, str):
+                        yield source, entry
 
 
 def positive_int(value: object) -> int | None:
