@@ -132,8 +132,51 @@ def path_matches(
 
 def path_candidates(path: str) -> tuple[str, ...]:
     """The path and, when different, the path with symlinks resolved."""
-    resolved = os.path.realpath(path)
+    resolved = resolve_path(path)
     return (path,) if resolved == path else (path, resolved)
+
+
+def resolve_path(path: str) -> str:
+    """PERM-PATH-3: ``path`` with every symlink resolved.
+
+    A path that does not exist yet is resolved through its longest existing
+    parent: the existing part is resolved and the rest appended unchanged. A
+    dangling link resolves to its target.
+    """
+    return os.path.realpath(path)
+
+
+def is_under(path: str, directory: str) -> bool:
+    """Whether ``path`` is ``directory`` itself or below it (both absolute, normalized)."""
+    if directory == "/":
+        return path.startswith("/")
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def path_rule_matches(
+    specifier: str, path: str, *, root: str, cwd: str, home: str, behavior: Behavior
+) -> bool:
+    """PERM-PATH-3: whether a path rule of ``behavior`` applies to the expanded ``path``.
+
+    The expanded path is matched against the rule's anchor as written; the path
+    with every symlink resolved, against the anchor (``root``, ``cwd``,
+    ``home``; ``/`` for ``//p``) resolved the same way. A deny or ask rule
+    applies when either matches, an allow rule only when both do, so a link can
+    neither route around a deny nor borrow an allow.
+    """
+    as_written = path_matches(specifier, path, root=root, cwd=cwd, home=home, behavior=behavior)
+    if behavior != "allow" and as_written:
+        return True  # PERM-PATH-3: deny/ask on either form
+    if behavior == "allow" and not as_written:
+        return False  # PERM-PATH-3: allow needs both forms
+    return path_matches(
+        specifier,
+        resolve_path(path),
+        root=resolve_path(root),
+        cwd=resolve_path(cwd),
+        home=resolve_path(home),
+        behavior=behavior,
+    )
 
 
 def denied_tool_names(entries: Iterable[tuple[str, str]]) -> frozenset[str]:

@@ -1,0 +1,70 @@
+"""Tools' own permission checks (``Tool.check_permissions``) that live with the rules.
+
+PERM-READ-1 for Read, Glob and Grep: ``allow`` inside the working directories
+(PERM-DIRS-1), ``passthrough`` elsewhere, so a read elsewhere needs an allow
+rule, a mode or the user. BASH-PERM-1 for Bash: ``allow`` for a read-only
+command, ``passthrough`` otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from reference import paths
+from reference.permissions import bash_rules
+from reference.permissions.decision import is_inside_working_directories, read_deny_rule
+from reference.tool import PASSTHROUGH, PermissionCheck, ToolUseContext
+
+PathGetter = Callable[[Any, ToolUseContext], str | None]
+CheckFn = Callable[[Any, ToolUseContext], PermissionCheck]
+
+ALLOW = PermissionCheck("allow")
+
+
+def working_directories_check(get_path: PathGetter) -> CheckFn:
+    """PERM-READ-1 for a tool whose TOOL-PATH-1 path ``get_path`` gives.
+
+    The check allows when the path is inside the working directories of the
+    context's session and passes through otherwise (a tool without a path,
+    None, passes through).
+    """
+
+    def check(inp: Any, ctx: ToolUseContext) -> PermissionCheck:
+        path = get_path(inp, ctx)
+        if path is not None and is_inside_working_directories(path, ctx.session):
+            return ALLOW  # PERM-READ-1
+        return PASSTHROUGH  # PERM-READ-1: elsewhere the general flow decides
+
+    return check
+
+
+def _file_path(inp: Any, ctx: ToolUseContext) -> str | None:
+    """TOOL-PATH-1 for Read: the expanded ``file_path`` (None for NUL or UNC paths)."""
+    raw = inp.file_path
+    if not isinstance(raw, str) or paths.has_nul(raw) or paths.is_unc(raw):
+        return None
+    return ctx.expand(raw)
+
+
+check_read_permissions: CheckFn = working_directories_check(_file_path)
+"""PERM-READ-1 for Read: plug in as ``READ_TOOL.check_permissions``."""
+
+
+def check_bash_permissions(inp: Any, ctx: ToolUseContext) -> PermissionCheck:
+    """BASH-PERM-1 for an input with a ``command``: ``allow`` when read-only, else passthrough.
+
+    A read-only part with an argument (not starting with ``-``) that, taken as
+    a path relative to the context's cwd, matches a ``Read`` deny rule makes
+    the command not read-only here.
+    """
+    command = inp.command
+
+    def denied(argument: str) -> bool:
+        if paths.has_nul(argument):
+            return False
+        return read_deny_rule(ctx.session, ctx.expand(argument)) is not None
+
+    if isinstance(command, str) and bash_rules.is_read_only_command(command, denied):
+        return ALLOW  # BASH-PERM-1
+    return PASSTHROUGH
