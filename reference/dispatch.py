@@ -9,17 +9,18 @@ nothing after it runs.
 from __future__ import annotations
 
 import errno
-import json
 import os
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
 
-from reference import errors
+from reference import errors, hooks
+from reference.permissions.decision import PermissionDecision, decide
 from reference.registry import find_tool
+from reference.results import persist, size_of, with_text_blocks
+from reference.schema_errors import format_schema_error, json_type, schema_error_text
 from reference.tool import ContextModifier, ResultContent, Tool, ToolUseContext
 
 
@@ -38,6 +39,9 @@ class CallOutcome:
     persisted_path: str | None = None
     context_modifier: ContextModifier | None = field(default=None, repr=False)
     cascades: str | None = None  # SCHED-CASCADE-2's DESC when this failure cancels siblings
+    permission: Mapping[str, Any] | None = None  # PERM-RECORD-1
+    prevent_continuation: bool = False  # HOOK-CONTINUE-1
+    stop_reason: str | None = None
 
     def to_protocol(self) -> dict[str, Any]:
         return {
@@ -54,6 +58,9 @@ class CallOutcome:
                 "dedup": self.dedup,
                 "output": dict(self.output) if self.output is not None else None,
                 "persisted_path": self.persisted_path,
+                "permission": dict(self.permission) if self.permission is not None else None,
+                "prevent_continuation": self.prevent_continuation,
+                "stop_reason": self.stop_reason,
             },
         }
 
@@ -96,83 +103,6 @@ def wrap_error(message: str) -> str:
     return f"<tool_use_error>{message}</tool_use_error>"
 
 
-_EXPECTED_TYPE = {
-    "string_type": "string",
-    "int_type": "integer",
-    "bool_type": "boolean",
-    "float_type": "number",
-    "dict_type": "object",
-    "list_type": "array",
-    "model_type": "object",
-    "none_required": "null",
-}
-
-
-def json_type(value: object) -> str:
-    """DISP-SCHEMA-2: the JSON type of a value, ``number`` for any number."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    return "object"
-
-
-def _constraint(issue: Mapping[str, Any]) -> str:
-    """DISP-SCHEMA-2's REASON: ``must be >= N``, ``must be <= N``, ``must be one of "a", "b"``."""
-    ctx = issue.get("ctx") or {}
-    if "ge" in ctx:
-        return f"must be >= {ctx['ge']}"
-    if "le" in ctx:
-        return f"must be <= {ctx['le']}"
-    if issue["type"] == "literal_error":
-        allowed = re.findall(r"'((?:[^'\\]|\\.)*)'", str(ctx.get("expected", "")))
-        return "must be one of " + ", ".join(json.dumps(value) for value in allowed)
-    return str(issue["msg"])
-
-
-def format_schema_error(tool: Tool, raw_input: Mapping[str, Any], exc: ValidationError) -> str:
-    """DISP-SCHEMA-1/2: missing, then unexpected, then mistyped or invalid fields."""
-    order = {name: index for index, name in enumerate(tool.input_model.model_fields)}
-    keys = {name: index for index, name in enumerate(raw_input)}
-    missing: list[tuple[int, str]] = []
-    extra: list[tuple[int, str]] = []
-    invalid: list[tuple[int, str]] = []
-    for issue in exc.errors():
-        name = ".".join(str(part) for part in issue["loc"])
-        top = str(issue["loc"][0]) if issue["loc"] else ""
-        kind = issue["type"]
-        if kind == "missing":
-            missing.append((order.get(top, 0), f"The required parameter `{name}` is missing"))
-        elif kind == "extra_forbidden":
-            extra.append((keys.get(top, 0), f"An unexpected parameter `{name}` was provided"))
-        elif kind in _EXPECTED_TYPE:
-            invalid.append(
-                (
-                    order.get(top, 0),
-                    f"The parameter `{name}` type is expected as `{_EXPECTED_TYPE[kind]}` "
-                    f"but provided as `{json_type(issue['input'])}`",
-                )
-            )
-        else:
-            invalid.append(
-                (order.get(top, 0), f"The parameter `{name}` is invalid: {_constraint(issue)}")
-            )
-    lines = [line for _, line in sorted(missing) + sorted(extra) + sorted(invalid)]
-    return schema_error_text(tool.name, lines)
-
-
-def schema_error_text(tool_name: str, lines: list[str]) -> str:
-    plural = "s" if len(lines) > 1 else ""
-    header = f"InputValidationError: {tool_name} failed due to the following issue{plural}:"
-    return "\n".join([header, *lines])
-
-
 def classify_error(exc: BaseException) -> str:
     """DISP-CLASSIFY-1: errno code, else a stable name, else ``Error``; never raw text."""
     if isinstance(exc, errors.ToolSystemError):
@@ -199,9 +129,8 @@ def dispatch(
     """Run one tool_use block through the pipeline; never raises for tool outcomes."""
     tool_use_id = str(tool_use.get("id", ""))
     name = tool_use.get("name")
-    raw_input = tool_use.get("input")
     ctx.events.emit("tool_start", id=tool_use_id, name=name)  # PROTO-EVENT-1
-    outcome = _run(tools, tool_use_id, name, raw_input, ctx)
+    outcome = _Call(tools, tool_use_id, name, tool_use.get("input"), ctx).run()
     ctx.events.emit("tool_end", id=tool_use_id, stage=outcome.stage)
     return outcome
 
@@ -212,71 +141,194 @@ def _refused(tool_use_id: str, stage: str, message: str, **fields: Any) -> CallO
     )
 
 
-def _run(
-    tools: Sequence[Tool], tool_use_id: str, name: object, raw_input: object, ctx: ToolUseContext
-) -> CallOutcome:
-    tool = find_tool(tools, name) if isinstance(name, str) else None
-    if tool is None:
-        return _refused(  # DISP-FIND-1
-            tool_use_id,
-            "unknown_tool",
-            f"Error: No such tool available: {name}",
-            error_name="UnknownToolError",
+class _Call:
+    """One call's way through the phases; each phase returns an outcome to stop."""
+
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        tool_use_id: str,
+        name: object,
+        raw_input: object,
+        ctx: ToolUseContext,
+    ) -> None:
+        self.tools = tools
+        self.id = tool_use_id
+        self.name = name
+        self.raw_input = raw_input
+        self.ctx = ctx
+        self.session = ctx.session
+        self.pre_blocks: list[dict[str, str]] = []  # HOOK-CONTEXT-1 texts from PreToolUse
+        self.permission: Mapping[str, Any] | None = None  # PERM-RECORD-1
+        self.prevent_continuation = False  # HOOK-CONTINUE-1
+        self.stop_reason: str | None = None
+
+    def run(self) -> CallOutcome:
+        tool = find_tool(self.tools, self.name) if isinstance(self.name, str) else None
+        if tool is None:
+            return _refused(  # DISP-FIND-1
+                self.id,
+                "unknown_tool",
+                f"Error: No such tool available: {self.name}",
+                error_name="UnknownToolError",
+            )
+        if self.ctx.abort.is_set():  # DISP-ABORT-1
+            return aborted_outcome(self.id, self.ctx.abort.reason, self.ctx.abort.detail)
+        checked = self._check_input(tool, self.raw_input)
+        if isinstance(checked, CallOutcome):
+            return checked
+        model_input, parsed, observable = checked
+        pre = hooks.run_pre_tool_use(  # DISP-PREHOOK-1
+            self.session,
+            tool_name=tool.name,
+            tool_input=observable,
+            tool_use_id=self.id,
+            events=self.ctx.events,
+            cwd=self.ctx.cwd,
         )
-    if ctx.abort.is_set():  # DISP-ABORT-1
-        return aborted_outcome(tool_use_id, ctx.abort.reason, ctx.abort.detail)
-    if not isinstance(raw_input, Mapping):
-        line = f"The input type is expected as `object` but provided as `{json_type(raw_input)}`"
-        return _refused(
-            tool_use_id,
-            "input_schema",
-            schema_error_text(tool.name, [line]),
-            error_name="InputValidationError",
+        self.pre_blocks = hooks.context_blocks(hooks.PRE_TOOL_USE, pre)
+        self.prevent_continuation = pre.prevent_continuation
+        self.stop_reason = pre.stop_reason
+        if pre.blocked:  # HOOK-BLOCK-1: before any permission rule
+            message = pre.block_reason or hooks.BLOCK_PREFIX
+            self.permission = PermissionDecision.hook_block(message).to_outcome()
+            return self._ended(message, stage="pre_hook", error_name="HookBlockedError")
+        if pre.updated_input is not None:  # HOOK-UPDATE-1: checked again from the schema on
+            checked = self._check_input(tool, pre.updated_input)
+            if isinstance(checked, CallOutcome):
+                return checked
+            model_input, parsed, observable = checked
+        decision = decide(  # DISP-PERM-1
+            session=self.session,
+            tool=tool,
+            parsed_input=parsed,
+            observable=observable,
+            ctx=self.ctx,
+            hook_decision=pre.decision if pre.decision != "deny" else None,
+            events=self.ctx.events,
+            tool_use_id=self.id,
         )
-    try:
-        parsed = tool.input_model.model_validate(dict(raw_input))
-    except ValidationError as exc:
-        return _refused(  # DISP-SCHEMA-1
-            tool_use_id,
-            "input_schema",
-            format_schema_error(tool, raw_input, exc),
-            error_name="InputValidationError",
+        self.permission = decision.to_outcome()
+        if decision.behavior == "deny":  # PERM-MESSAGE-1: not wrapped
+            message = decision.message or "Permission denied."
+            return self._ended(message, stage="permission", error_name="PermissionDeniedError")
+        return self._call(tool, model_input, parsed, observable)
+
+    def _ended(
+        self, message: str, *, stage: str, error_name: str, post: list[dict[str, str]] | None = None
+    ) -> CallOutcome:
+        """A call refused or failed after phase 7: the message, then the hooks' texts."""
+        return CallOutcome(
+            tool_use_id=self.id,
+            content=with_text_blocks(message, self.pre_blocks + (post or [])),
+            is_error=True,
+            stage=stage,
+            error_name=error_name,
+            permission=self.permission,
+            prevent_continuation=self.prevent_continuation,
+            stop_reason=self.stop_reason,
         )
-    if tool.validate_input is not None:
+
+    def _check_input(
+        self, tool: Tool, raw_input: object
+    ) -> CallOutcome | tuple[Mapping[str, Any], Any, dict[str, Any]]:
+        """Phases 4 to 6: strict schema, observable backfill, validate_input."""
+        if not isinstance(raw_input, Mapping):
+            line = (
+                f"The input type is expected as `object` but provided as `{json_type(raw_input)}`"
+            )
+            return _refused(
+                self.id,
+                "input_schema",
+                schema_error_text(tool.name, [line]),
+                error_name="InputValidationError",
+            )
         try:
-            tool.validate_input(parsed, ctx)
-        except errors.Refusal as refusal:
-            return _refused(
-                tool_use_id,
-                "validate",
-                refusal.message,
-                error_code=tool.error_code(refusal),
-                error_name=refusal.error_name,
+            parsed = tool.input_model.model_validate(dict(raw_input))
+        except ValidationError as exc:
+            return _refused(  # DISP-SCHEMA-1
+                self.id,
+                "input_schema",
+                format_schema_error(tool, raw_input, exc),
+                error_name="InputValidationError",
             )
-        except Exception as exc:  # ERR-CODE-3: e.g. ELOOP from stat; never escapes
-            return _refused(
-                tool_use_id, "call", _model_message(tool, exc), error_name=classify_error(exc)
+        # DISP-BACKFILL-1: hooks and permissions see expanded paths; call() gets the original.
+        observable = tool.backfill_observable_input(raw_input, self.ctx.cwd, self.session.home)
+        if tool.validate_input is not None:
+            try:
+                tool.validate_input(parsed, self.ctx)
+            except errors.Refusal as refusal:  # DISP-VALIDATE-1
+                return _refused(
+                    self.id,
+                    "validate",
+                    refusal.message,
+                    error_code=tool.error_code(refusal),
+                    error_name=refusal.error_name,
+                )
+            except Exception as exc:  # ERR-CODE-3: e.g. ELOOP from stat; never escapes
+                return _refused(
+                    self.id, "call", _model_message(tool, exc), error_name=classify_error(exc)
+                )
+        return raw_input, parsed, observable
+
+    def _call(
+        self, tool: Tool, model_input: Mapping[str, Any], parsed: Any, observable: Mapping[str, Any]
+    ) -> CallOutcome:
+        """Phases 9 to 11: call(), post hooks, mapping and persistence."""
+        try:
+            result = tool.call(parsed, self.ctx)  # DISP-CALL-1
+        except Exception as exc:  # ERR-CODE-2 / ERR-CODE-3: every failure becomes a coded result
+            if self.ctx.abort.is_set():  # SCHED-ABORT-1: stopped because it was aborted
+                return aborted_outcome(self.id, self.ctx.abort.reason, self.ctx.abort.detail)
+            message = _model_message(tool, exc)
+            post = hooks.run_post_tool_use_failure(  # HOOK-FAILURE-1
+                self.session,
+                tool_name=tool.name,
+                tool_input=observable,
+                tool_use_id=self.id,
+                error=message,
+                events=self.ctx.events,
+                cwd=self.ctx.cwd,
             )
-    try:
-        result = tool.call(parsed, ctx)
-    except Exception as exc:  # ERR-CODE-2 / ERR-CODE-3: every failure becomes a coded result
-        if ctx.abort.is_set():  # SCHED-ABORT-1: the tool stopped because it was aborted
-            return aborted_outcome(tool_use_id, ctx.abort.reason, ctx.abort.detail)
-        return _refused(
-            tool_use_id,
-            "call",
-            _model_message(tool, exc),
-            error_name=classify_error(exc),
-            cascades=cascade_description(tool, raw_input, exc),
+            self.prevent_continuation |= post.prevent_continuation
+            self.stop_reason = self.stop_reason or post.stop_reason
+            ended = self._ended(
+                wrap_error(message),
+                stage="call",
+                error_name=classify_error(exc),
+                post=hooks.context_blocks(hooks.POST_TOOL_USE_FAILURE, post),
+            )
+            return replace(ended, cascades=cascade_description(tool, model_input, exc))
+        if self.ctx.abort.reason == "sibling_error":  # SCHED-CASCADE-1: not ended when cancelled
+            return aborted_outcome(self.id, self.ctx.abort.reason, self.ctx.abort.detail)
+        post = hooks.run_post_tool_use(  # DISP-POSTHOOK-1
+            self.session,
+            tool_name=tool.name,
+            tool_input=observable,
+            tool_use_id=self.id,
+            tool_response=dict(result.data),
+            events=self.ctx.events,
+            cwd=self.ctx.cwd,
         )
-    if ctx.abort.reason == "sibling_error":  # SCHED-CASCADE-1: not ended when cancelled
-        return aborted_outcome(tool_use_id, ctx.abort.reason, ctx.abort.detail)
-    return CallOutcome(
-        tool_use_id=tool_use_id,
-        content=tool.map_result(result.data),
-        is_error=False,
-        stage="done",
-        dedup=bool(result.outcome.get("dedup", False)),
-        output=result.data,
-        context_modifier=result.context_modifier,
-    )
+        content = tool.map_result(result.data)  # DISP-MAP-1
+        if tool.mcp_info is not None and post.updated_mcp_output is not None:  # HOOK-POST-1
+            content = post.updated_mcp_output
+        persisted_path = None
+        if size_of(content) > tool.max_result_size_chars:  # RES-PERSIST-1
+            content, persisted_path = persist(
+                content, session_dir=self.session.session_dir, tool_use_id=self.id
+            )
+        blocks = self.pre_blocks + hooks.context_blocks(hooks.POST_TOOL_USE, post)
+        return CallOutcome(
+            tool_use_id=self.id,
+            content=with_text_blocks(content, blocks),
+            is_error=False,
+            stage="done",
+            dedup=bool(result.outcome.get("dedup", False)),
+            output=result.data,
+            persisted_path=persisted_path,
+            context_modifier=result.context_modifier,
+            permission=self.permission,
+            prevent_continuation=self.prevent_continuation or post.prevent_continuation,
+            stop_reason=self.stop_reason or post.stop_reason,
+        )

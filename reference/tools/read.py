@@ -16,6 +16,7 @@ from pydantic import Field
 
 from reference import errors, fileio, paths, text, tokens
 from reference.filestate import ReadRecord
+from reference.permissions.checks import check_read_permissions
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools._common import (
     JsonInt,
@@ -243,5 +244,5 @@ READ_TOOL: Final[Tool] = build_tool(
     get_path=file_path_of,
     path_rules="read",
     classifier_input=lambda inp: inp.file_path,
-    # check_permissions (PERM-READ-1) arrives with the permission phase.
+    check_permissions=check_read_permissions,  # PERM-READ-1
 )

@@ -278,8 +278,9 @@ def test_every_call_reports_tool_start_first_and_tool_end_last(tmp_path: Path, c
     """SPEC: PROTO-EVENT-2"""
     response = call("Write", file_path=str(tmp_path / "new.txt"), content="x")
     kinds = [(event["type"], event["id"]) for event in response["events"]]
-    assert kinds == [
+    assert kinds == [  # default mode asks for a Write; the emulated user allows it
         ("tool_start", "toolu_0001"),
+        ("permission_request", "toolu_0001"),
         ("file_changed", "toolu_0001"),
         ("tool_end", "toolu_0001"),
     ]

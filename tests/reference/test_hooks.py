@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import shlex
+import sys
 import shutil
 import signal
 import time
@@ -49,8 +50,12 @@ FAILURE: Final = "PostToolUseFailure"
 
 
 def fx(script: str, *args: object) -> str:
-    """The shell command running fixture ``script`` with ``args``."""
-    return shlex.join([str(FIXTURES / script), *(str(arg) for arg in args)])
+    """The shell command running fixture ``script`` with ``args``.
+
+    The interpreter is named explicitly: a ``#!/usr/bin/env python3`` shebang
+    may go through a version-manager shim that rewrites PATH.
+    """
+    return shlex.join([sys.executable, str(FIXTURES / script), *(str(arg) for arg in args)])
 
 
 def sh_json(data: Mapping[str, Any], exit_code: int = 0) -> str:
