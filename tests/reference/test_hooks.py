@@ -12,9 +12,9 @@ import contextlib
 import json
 import os
 import shlex
-import sys
 import shutil
 import signal
+import sys
 import time
 import uuid
 from collections.abc import Mapping, Sequence
