@@ -13,16 +13,29 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from reference import __version__
-from reference.dispatch import dispatch
 from reference.events import EventLog
 from reference.permissions.rules import denied_tool_names
 from reference.registry import all_base_tools, assemble_pool
+from reference.scheduler import Scheduler
 from reference.session import Session
 from reference.settings import SOURCES, Settings
-from reference.tool import Tool, ToolUseContext
+from reference.tool import Tool
+from reference.tools.probe import PROBE_TOOL
 
 PROTOCOL: Final = 1
-FEATURES: Final = ("read", "write", "edit", "dedup", "token_gate")
+FEATURES: Final = (
+    "read",
+    "write",
+    "edit",
+    "dedup",
+    "token_gate",
+    "permissions",
+    "hooks",
+    "scheduler",
+    "streaming",
+    "result_persistence",
+    "test_tools",
+)
 
 
 class BadRequest(Exception):
@@ -52,6 +65,7 @@ class Engine:
             "hello": self._hello,
             "begin": self._begin,
             "call": self._call,
+            "message": self._message,
             "end": self._end,
         }.get(command if isinstance(command, str) else "")
         if handler is None:
@@ -114,9 +128,10 @@ class Engine:
             test_tools=spec.get("test_tools") is True,
         )
         denied = denied_tool_names(self.session.settings.permission_entries("deny"))
+        built_in = [*all_base_tools(), *([PROBE_TOOL] if self.session.test_tools else [])]
         self.tools = assemble_pool(  # REG-DENY-1: a deny rule naming a whole tool removes it
             tool
-            for tool in all_base_tools()
+            for tool in built_in
             if tool.is_enabled() and not ({tool.name, *tool.aliases} & denied)
         )
         return {"ok": True}
@@ -128,25 +143,61 @@ class Engine:
         self.tools = []
         return {"ok": True}
 
-    def _call(self, request: Mapping[str, Any]) -> dict[str, Any]:
+    def _require_session(self) -> Session:
         if self.session is None:
             raise BadRequest("no session: send begin first")
-        tool_use = request.get("tool_use")
-        if not isinstance(tool_use, Mapping):
-            raise BadRequest("call needs a tool_use object")
-        tool_use_id = tool_use.get("id")
-        if not isinstance(tool_use_id, str) or not tool_use_id:
-            raise BadRequest("tool_use.id must be a non-empty string")  # PROTO-BAD-1
-        if not isinstance(tool_use.get("name"), str):
-            raise BadRequest("tool_use.name must be a string")  # PROTO-BAD-1
-        if "input" not in tool_use:
-            raise BadRequest("tool_use needs an input")
+        return self.session
+
+    def _call(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """PROTO-CALL-1: one block through the pipeline (a batch of one, SCHED-CONTEXT-1)."""
+        session = self._require_session()
+        tool_use = _tool_use(request.get("tool_use"))
         events = EventLog()
-        ctx = ToolUseContext(
-            session=self.session,
-            tool_use_id=str(tool_use["id"]),
-            cwd=self.session.cwd,
-            events=events,
+        run = Scheduler(self.tools, session, events).run([tool_use])
+        return {**run.results[0].to_protocol(), "events": events.items()}
+
+    def _message(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """PROTO-MESSAGE-1/2/3: a whole assistant message through the scheduler."""
+        session = self._require_session()
+        content = request.get("content")
+        if not isinstance(content, list):
+            raise BadRequest("message needs a content list")
+        # DISP-EXTRACT-1: only tool_use blocks are dispatched
+        blocks = [
+            _tool_use(block)
+            for block in content
+            if isinstance(block, Mapping) and block.get("type", "tool_use") == "tool_use"
+        ]
+        interrupt = request.get("interrupt") or {}
+        after = interrupt.get("after_started", []) if isinstance(interrupt, Mapping) else []
+        delay = request.get("block_delay_ms", 0)
+        if not isinstance(after, list) or not all(isinstance(i, str) for i in after):
+            raise BadRequest("interrupt.after_started must be a list of ids")
+        if not isinstance(delay, int) or isinstance(delay, bool) or delay < 0:
+            raise BadRequest("block_delay_ms must be a non-negative integer")
+        events = EventLog()
+        run = Scheduler(self.tools, session, events).run(
+            blocks,
+            interrupt_after=after,
+            streaming=request.get("streaming") is True,
+            block_delay_ms=delay,
         )
-        outcome = dispatch(self.tools, tool_use, ctx)
-        return {**outcome.to_protocol(), "events": events.items()}
+        return {
+            "results": [outcome.to_protocol() for outcome in run.results],
+            "batches": run.batches,
+            "events": events.items(),
+        }
+
+
+def _tool_use(value: object) -> Mapping[str, Any]:
+    """PROTO-BAD-1: a tool_use needs a string id, a string name and an input."""
+    if not isinstance(value, Mapping):
+        raise BadRequest("a tool_use must be an object")
+    tool_use_id = value.get("id")
+    if not isinstance(tool_use_id, str) or not tool_use_id:
+        raise BadRequest("tool_use.id must be a non-empty string")
+    if not isinstance(value.get("name"), str):
+        raise BadRequest("tool_use.name must be a string")
+    if "input" not in value:
+        raise BadRequest("tool_use needs an input")
+    return value
