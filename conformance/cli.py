@@ -5,7 +5,9 @@ Commands:
 - ``run [PATHS] [--impl I] [-k PATTERN] ...``: run scenarios and report;
 - ``list [PATHS] [-k PATTERN] [--level L] [--spec ID]``: ids, levels, SPEC IDs, titles;
 - ``lint``: check the suite itself (``conformance.lint``);
-- ``smoke --impl I``: hello, begin, end; say what the implementation is.
+- ``smoke --impl I``: hello, begin, end; say what the implementation is;
+- ``mutants [--only NAME] [--list] [--report markdown]``: the suite against
+  every mutant (``conformance.mutants``); fails if one survives.
 
 Exit status: 0 all good; 1 something failed (a scenario outcome of fail,
 error, crash, timeout or xpass; a stale expected failure; a lint problem; a
@@ -108,6 +110,22 @@ def _parser() -> argparse.ArgumentParser:
     smoke = commands.add_parser("smoke", help="start an implementation, open and close a session")
     _add_impl(smoke)
     smoke.set_defaults(command=_smoke)
+
+    mutants = commands.add_parser(
+        "mutants", help="run the suite against every mutant; fail if one survives"
+    )
+    mutants.add_argument("--only", action="append", default=[], metavar="NAME", help="repeatable")
+    mutants.add_argument("--list", action="store_true", help="list the mutants and exit")
+    mutants.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
+    mutants.add_argument("--report", choices=("markdown",), help="also write a report")
+    mutants.add_argument("--output", metavar="FILE", help="report file (toolconf-mutants.md)")
+    mutants.add_argument(
+        "--expected-failures",
+        type=Path,
+        metavar="FILE",
+        help="scenarios the control may fail (default conformance/known-engine-bugs.yaml)",
+    )
+    mutants.set_defaults(command=_mutants)
     return parser
 
 
@@ -322,6 +340,14 @@ def _lint(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     print("lint: ok")
     return EXIT_OK
+
+
+def _mutants(args: argparse.Namespace) -> int:
+    from conformance.mutants import orchestrate  # noqa: PLC0415  (imports the engine)
+
+    if args.expected_failures is None and orchestrate.KNOWN_ENGINE_BUGS.is_file():
+        args.expected_failures = orchestrate.KNOWN_ENGINE_BUGS
+    return orchestrate.run_mutants(args)
 
 
 def _smoke(args: argparse.Namespace) -> int:

@@ -1,0 +1,256 @@
+"""``python -m conformance mutants``: the whole suite against every mutant.
+
+Every mutant runs in a subprocess of its own, ``python -m conformance run
+--impl mutant:NAME --report jsonl``, ``--jobs`` at a time (default 2), and so
+does a control run against the unmutated reference: a scenario the reference
+itself fails kills nothing, and a control failing any scenario not listed in
+the expected-failures file (default ``conformance/known-engine-bugs.yaml``,
+the engine's known contradictions of SPEC.md) fails the command.
+
+A mutant is **killed** when some scenario fails against it and at least one
+of those killers cites a SPEC ID the mutant declares it breaks. One killed
+only by scenarios citing none of its IDs is reported as "killed, but not by
+its own IDs" and fails the command like a survivor: its declared IDs have no
+scenario that catches the fault, which is a hole in the scenarios.
+
+Exit status: 0 every mutant killed by its own IDs; 1 a survivor, a mutant
+killed only by other IDs, a mutant or control that could not run, or a
+failing control; 2 bad usage (an unknown ``--only`` name).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, TextIO
+
+from conformance.mutants import MUTANTS, Mutant, get_mutant
+from conformance.xfail import load_expected_failures
+
+__all__ = ["SuiteRun", "Verdict", "judge", "run_mutants", "run_suite"]
+
+EXIT_OK, EXIT_FAILED = 0, 1
+RUN_TIMEOUT: Final = 600.0
+"""Seconds one whole suite run may take before the mutant counts as not run."""
+KILLING_OUTCOMES: Final = frozenset({"fail", "error", "crash", "timeout"})
+_SHOWN_KILLERS: Final = 3
+_PROJECT_ROOT: Final = Path(__file__).resolve().parents[2]
+KNOWN_ENGINE_BUGS: Final = _PROJECT_ROOT / "conformance" / "known-engine-bugs.yaml"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Killer:
+    """A scenario that did not pass against a mutant."""
+
+    id: str
+    outcome: str
+    spec: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuiteRun:
+    """One ``conformance run`` subprocess: the scenarios that did not pass, or why it broke."""
+
+    impl: str
+    failed: tuple[Killer, ...] = ()
+    scenarios: int = 0
+    error: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    """What the suite did to one mutant."""
+
+    mutant: Mutant
+    killers: tuple[Killer, ...] = ()
+    error: str = ""
+    seconds: float = 0.0
+    own: tuple[Killer, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        declared = set(self.mutant.breaks)
+        own = tuple(k for k in self.killers if declared & set(k.spec))
+        object.__setattr__(self, "own", own)
+
+    @property
+    def status(self) -> str:
+        if self.error:
+            return "NOT RUN"
+        if not self.killers:
+            return "SURVIVED"
+        if not self.own:
+            return "killed, but not by its own IDs"
+        return "killed"
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "killed"
+
+    def examples(self) -> list[str]:
+        """The first few killers, those citing the mutant's own IDs first."""
+        others = [k for k in self.killers if k not in self.own]
+        return [k.id for k in [*self.own, *others][:_SHOWN_KILLERS]]
+
+
+def run_suite(impl: str, *, timeout: float = RUN_TIMEOUT) -> SuiteRun:
+    """Run the whole suite against ``impl`` in a subprocess and read its JSON-lines report."""
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="toolconf-mutant-") as tmp:
+        report = Path(tmp, "report.jsonl")
+        argv = [sys.executable, "-m", "conformance", "run", "--impl", impl, "--no-progress"]
+        argv += ["--report", "jsonl", "--output", str(report)]
+        path = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
+        try:
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+                env={**os.environ, "PYTHONPATH": path},
+            )
+        except subprocess.TimeoutExpired:
+            return SuiteRun(impl=impl, error=f"no result within {timeout:g} s", seconds=timeout)
+        seconds = time.perf_counter() - started
+        if done.returncode not in (EXIT_OK, EXIT_FAILED) or not report.is_file():
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+            error = f"exit status {done.returncode}: {tail[0]}".rstrip(": ")
+            return SuiteRun(impl=impl, error=error, seconds=seconds)
+        records = [json.loads(line) for line in report.read_text("utf-8").splitlines() if line]
+    results = [r for r in records if r.get("type") == "result"]
+    failed = tuple(
+        Killer(id=r["id"], outcome=r["outcome"], spec=tuple(r.get("spec") or ()))
+        for r in results
+        if r["outcome"] in KILLING_OUTCOMES
+    )
+    return SuiteRun(impl=impl, failed=failed, scenarios=len(results), seconds=seconds)
+
+
+def judge(mutant: Mutant, run: SuiteRun, control: SuiteRun) -> Verdict:
+    """The verdict on ``mutant`` from its run; scenarios the control failed kill nothing."""
+    if run.error:
+        return Verdict(mutant=mutant, error=run.error, seconds=run.seconds)
+    not_passing_anyway = {k.id for k in control.failed}
+    killers = tuple(k for k in run.failed if k.id not in not_passing_anyway)
+    return Verdict(mutant=mutant, killers=killers, seconds=run.seconds)
+
+
+def _collect(
+    mutants: Sequence[Mutant], jobs: int, progress: Callable[[str], None]
+) -> tuple[SuiteRun, list[Verdict]]:
+    runs: dict[str, SuiteRun] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        impls = ["direct", *(f"mutant:{m.name}" for m in mutants)]
+        for future in concurrent.futures.as_completed([pool.submit(run_suite, i) for i in impls]):
+            run = future.result()
+            runs[run.impl] = run
+            counted = run.error or f"{len(run.failed)} of {run.scenarios} scenarios not passing"
+            progress(f"  {run.impl}: {counted} ({run.seconds:.1f} s)")
+    control = runs.pop("direct")
+    return control, [judge(m, runs[f"mutant:{m.name}"], control) for m in mutants]
+
+
+def _table(rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+_HEADER: Final = ("mutant", "result", "failed", "own IDs", "killed by (first few)")
+
+
+def _row(verdict: Verdict) -> tuple[str, str, str, str, str]:
+    return (
+        verdict.mutant.name,
+        f"NOT RUN: {verdict.error}" if verdict.error else verdict.status,
+        str(len(verdict.killers)),
+        "yes" if verdict.own else "no",
+        ", ".join(verdict.examples()) or "-",
+    )
+
+
+def _markdown(
+    control: str, verdicts: Sequence[Verdict], seconds: float, jobs: int, out: TextIO
+) -> None:
+    good = sum(v.ok for v in verdicts)
+    out.write("# Mutants\n\n")
+    out.write(
+        f"{good} of {len(verdicts)} mutants killed by a scenario citing their own SPEC IDs; "
+        f"control (unmutated reference): {control}; "
+        f"wall time {seconds:.1f} s with {jobs} job(s).\n\n"
+    )
+    out.write("| mutant | breaks | result | failed | killed by (first few) | fault |\n")
+    out.write("|---|---|---|---:|---|---|\n")
+    for v in verdicts:
+        name, result, failed, _, _ = _row(v)
+        cells = [
+            f"`{name}`",
+            ", ".join(v.mutant.breaks),
+            result,
+            failed,
+            ", ".join(f"`{k}`" for k in v.examples()) or "-",
+            f"{v.mutant.description} ({v.mutant.scope})",
+        ]
+        out.write("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |\n")
+
+
+def _unexpected(control: SuiteRun, expected: Collection[str]) -> list[Killer]:
+    """The control's failures that no expected-failures entry explains."""
+    return [k for k in control.failed if k.id not in expected]
+
+
+def _control_text(control: SuiteRun, expected: Collection[str]) -> str:
+    if control.error:
+        return f"NOT RUN ({control.error})"
+    known = len(control.failed) - len(_unexpected(control, expected))
+    note = f", {known} known engine bug{'s' if known != 1 else ''}" if known else ""
+    if _unexpected(control, expected):
+        return f"FAILING ({len(control.failed)} of {control.scenarios} scenarios{note})"
+    return f"passing ({control.scenarios} scenarios{note})"
+
+
+def _list(mutants: Sequence[Mutant]) -> int:
+    rows = [("mutant", "scope", "breaks", "fault")]
+    rows += [(m.name, m.scope, ",".join(m.breaks), m.description) for m in mutants]
+    print(_table(rows))
+    return EXIT_OK
+
+
+def run_mutants(args: argparse.Namespace) -> int:
+    """The ``mutants`` command (arguments as ``conformance.cli`` defines them)."""
+    chosen = [get_mutant(name) for name in args.only] if args.only else list(MUTANTS.values())
+    if args.list:
+        return _list(chosen)
+    expected = load_expected_failures(args.expected_failures) if args.expected_failures else {}
+    started = time.perf_counter()
+    print(f"toolconf mutants: {len(chosen)} mutants and a control, {args.jobs} at a time")
+    control, verdicts = _collect(chosen, args.jobs, lambda line: print(line, flush=True))
+    seconds = time.perf_counter() - started
+    print("\n" + _table([_HEADER, *map(_row, verdicts)]))
+    control_text = _control_text(control, expected)
+    print(f"\ncontrol (unmutated reference): {control_text}")
+    for k in control.failed:
+        print(f"  {k.outcome} {k.id}" + (" (expected)" if k.id in expected else ""))
+    if args.report:
+        with open(args.output or "toolconf-mutants.md", "w", encoding="utf-8") as out:
+            _markdown(control_text, verdicts, seconds, args.jobs, out)
+    good = sum(v.ok for v in verdicts)
+    control_ok = not control.error and not _unexpected(control, expected)
+    verdict = "OK" if control_ok and good == len(verdicts) else "FAILED"
+    print(
+        f"\n{verdict}: {good} of {len(verdicts)} mutants killed by their own SPEC IDs"
+        f"{'' if control_ok else '; the control is not passing'} ({seconds:.1f} s)"
+    )
+    return EXIT_OK if verdict == "OK" else EXIT_FAILED
