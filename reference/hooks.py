@@ -82,6 +82,12 @@ def matching_handlers(settings: Settings, event: str, tool_name: str) -> list[Ha
     only ``command`` handlers with a string ``command``; anything malformed is
     skipped. HOOK-DEDUP-1: a command string runs once, with its first timeout.
     """
+    return list(
+        settings.memo(("hooks", event, tool_name), lambda: _collect(settings, event, tool_name))
+    )
+
+
+def _collect(settings: Settings, event: str, tool_name: str) -> list[Handler]:
     found: list[Handler] = []
     seen: set[str] = set()
     for source in SOURCES:

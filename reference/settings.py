@@ -8,9 +8,11 @@ priority order, that sets it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, TypeVar, cast, get_args
+
+T = TypeVar("T")
 
 SOURCES: Final = (
     "policySettings",
@@ -32,6 +34,19 @@ class Settings:
     """One session's settings, keyed by source name."""
 
     by_source: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    _memo: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()`` once per key: settings never change during a session.
+
+        Parsed rules and hook handler lists are derived here instead of on
+        every call (the dedup hit goes through the whole pipeline).
+        """
+        try:
+            return cast(T, self._memo[key])
+        except KeyError:
+            value = self._memo[key] = compute()
+            return value
 
     def scalar(self, key: str) -> Any:
         """The value of ``key`` from the highest-priority source that sets it."""

@@ -196,10 +196,16 @@ def working_directories(session: Session) -> tuple[str, ...]:
 def is_inside_working_directories(path: str, session: Session) -> bool:
     """PERM-DIRS-1: the expanded path is under a working directory D and the
     resolved path (PERM-PATH-3) is under D resolved."""
+    directories = session.settings.memo(
+        ("working-directories", session.root, session.cwd, session.home),
+        lambda: tuple((d, resolve_path(d)) for d in working_directories(session)),
+    )
+    if not any(is_under(path, directory) for directory, _ in directories):
+        return False
     resolved = resolve_path(path)
     return any(
-        is_under(path, directory) and is_under(resolved, resolve_path(directory))
-        for directory in working_directories(session)
+        is_under(path, directory) and is_under(resolved, resolved_directory)
+        for directory, resolved_directory in directories
     )
 
 
@@ -231,12 +237,16 @@ def read_deny_rule(session: Session, path: str) -> Rule | None:
 
 def _rules(session: Session, behavior: Behavior) -> list[Rule]:
     """PERM-SOURCE-1: every parseable rule of ``behavior``, sources then lists in order."""
-    rules = []
-    for source, entry in session.settings.permission_entries(behavior):
-        rule = parse_rule(entry, behavior=behavior, source=source)
-        if rule is not None:  # PERM-RULE-1: text that is not a rule is ignored
-            rules.append(rule)
-    return rules
+
+    def parse() -> list[Rule]:
+        rules = []
+        for source, entry in session.settings.permission_entries(behavior):
+            rule = parse_rule(entry, behavior=behavior, source=source)
+            if rule is not None:  # PERM-RULE-1: text that is not a rule is ignored
+                rules.append(rule)
+        return rules
+
+    return list(session.settings.memo(("rules", behavior), parse))
 
 
 def _path_rule(session: Session, rule: Rule, path: str) -> bool:
