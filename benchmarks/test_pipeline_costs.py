@@ -27,7 +27,12 @@ def _engine(tmp_path: Path, settings: dict[str, Any] | None = None) -> Engine:
 
 
 def _read(path: Path, tool_use_id: str = "toolu_bench") -> dict[str, Any]:
-    return {"type": "tool_use", "id": tool_use_id, "name": "Read", "input": {"file_path": str(path)}}
+    return {
+        "type": "tool_use",
+        "id": tool_use_id,
+        "name": "Read",
+        "input": {"file_path": str(path)},
+    }
 
 
 def test_dedup_hit_tool_call_only(
@@ -77,7 +82,9 @@ def test_dedup_hit_with_one_pre_tool_use_hook(
 ) -> None:
     """Hook cost: the same hit with one PreToolUse command hook (a real subprocess)."""
     command = f"{sys.executable} {HOOK} allow"
-    hooks = {"PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": command}]}]}
+    hooks = {
+        "PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": command}]}]
+    }
     engine = _engine(tmp_path, {"userSettings": {"hooks": hooks}})
     assert engine.session is not None
     ctx = ToolUseContext(session=engine.session, tool_use_id="toolu_bench", cwd=str(tmp_path))
