@@ -35,7 +35,7 @@ __all__ = [
     "process_patch",
     "rebind",
     "session_fault",
-    "set_constant",
+    "set_global",
     "wrap_tool",
 ]
 
@@ -173,8 +173,8 @@ def rebind(original: object, replacement: object) -> None:
         raise LookupError(f"nothing in reference is bound to {original!r}")
 
 
-def set_constant(module: ModuleType, name: str, value: object) -> None:
-    """Replace a module constant that its functions read at call time.
+def set_global(module: ModuleType, name: str, value: object) -> None:
+    """Replace one module's global (a constant, or one import of a helper), read at call time.
 
     Raises:
         LookupError: ``module`` has no such name.

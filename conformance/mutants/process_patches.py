@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 import sys
 
-from conformance.mutants.base import process_patch, rebind, set_constant
+from conformance.mutants.base import process_patch, rebind, set_global
 from reference import dispatch, errors, fileio, filestate, history, paths, text, tokens
 from reference.filestate import ReadRecord
 from reference.tool import Tool, ToolUseContext
-from reference.tools import _edit_plan, read
+from reference.tools import _edit_plan, edit, read, write
 
 
 def _never_stale(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool:
@@ -31,6 +31,16 @@ def _never_stale(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool
 )
 def _staleness_ignored() -> None:
     rebind(filestate.is_stale, _never_stale)
+
+
+@process_patch(
+    "stale-recheck-skipped",
+    "Write and Edit check staleness in validate_input only, not again inside call()",
+    breaks=("STATE-STALE-2", "WRITE-SEQ-1", "EDIT-SEQ-1"),
+)
+def _stale_recheck_skipped() -> None:
+    for tool in (write, edit):  # validate_input goes through _common, which keeps its own
+        set_global(tool, "is_stale", _never_stale)
 
 
 def _stale_by_mtime(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool:
@@ -98,7 +108,7 @@ def _dedup_ignores_mtime() -> None:
     breaks=("READ-LINE-2",),
 )
 def _long_lines_not_cut() -> None:
-    set_constant(read, "MAX_LINE_CHARS", sys.maxsize)
+    set_global(read, "MAX_LINE_CHARS", sys.maxsize)
 
 
 @process_patch(
@@ -107,7 +117,7 @@ def _long_lines_not_cut() -> None:
     breaks=("READ-BINARY-1",),
 )
 def _binary_read_as_text() -> None:
-    set_constant(read, "BINARY_SNIFF_BYTES", 0)
+    set_global(read, "BINARY_SNIFF_BYTES", 0)
 
 
 @process_patch(
@@ -116,7 +126,7 @@ def _binary_read_as_text() -> None:
     breaks=("READ-DEVICE-1", "READ-VALIDATE-1"),
 )
 def _device_paths_not_blocked() -> None:
-    set_constant(paths, "BLOCKED_DEVICE_PATHS", frozenset())
+    set_global(paths, "BLOCKED_DEVICE_PATHS", frozenset())
 
 
 @process_patch(
@@ -274,7 +284,7 @@ def _nul_paths_allowed() -> None:
     breaks=("READ-RANGE-2",),
 )
 def _default_limit_off_by_one() -> None:
-    set_constant(read, "DEFAULT_LIMIT", read.DEFAULT_LIMIT + 1)
+    set_global(read, "DEFAULT_LIMIT", read.DEFAULT_LIMIT + 1)
 
 
 @process_patch(
@@ -283,7 +293,7 @@ def _default_limit_off_by_one() -> None:
     breaks=("READ-SIZE-1",),
 )
 def _size_gate_off_by_one() -> None:
-    set_constant(read, "MAX_WHOLE_FILE_BYTES", read.MAX_WHOLE_FILE_BYTES - 1)
+    set_global(read, "MAX_WHOLE_FILE_BYTES", read.MAX_WHOLE_FILE_BYTES - 1)
 
 
 @process_patch(
