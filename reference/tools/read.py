@@ -158,7 +158,8 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     shown = lines[offset - 1 : offset - 1 + limit]
     formatted = format_lines(shown, offset)
     _enforce_token_cap(formatted, ctx.session.max_read_tokens)  # READ-TOKENS-1
-    partial = offset > 1 or offset - 1 + len(shown) < total  # STATE-PARTIAL-1
+    # STATE-PARTIAL-1; an empty file is seen whole whatever the offset (READ-EMPTY-1)
+    partial = total > 0 and (offset > 1 or offset - 1 + len(shown) < total)
     ctx.session.read_state.set(
         path,
         ReadRecord(
