@@ -14,13 +14,11 @@ from typing import Any, Final
 
 from reference import __version__
 from reference.events import EventLog
-from reference.permissions.rules import denied_tool_names
-from reference.registry import all_base_tools, assemble_pool
+from reference.registry import api_export, build_pool, deferred_names
 from reference.scheduler import Scheduler
 from reference.session import Session
 from reference.settings import SOURCES, Settings
 from reference.tool import Tool
-from reference.tools.probe import PROBE_TOOL
 
 PROTOCOL: Final = 1
 FEATURES: Final = (
@@ -35,6 +33,7 @@ FEATURES: Final = (
     "streaming",
     "result_persistence",
     "test_tools",
+    "registry",
 )
 
 
@@ -66,6 +65,7 @@ class Engine:
             "begin": self._begin,
             "call": self._call,
             "message": self._message,
+            "tools": self._tools,
             "end": self._end,
         }.get(command if isinstance(command, str) else "")
         if handler is None:
@@ -127,13 +127,7 @@ class Engine:
             prompt=prompt,
             test_tools=spec.get("test_tools") is True,
         )
-        denied = denied_tool_names(self.session.settings.permission_entries("deny"))
-        built_in = [*all_base_tools(), *([PROBE_TOOL] if self.session.test_tools else [])]
-        self.tools = assemble_pool(  # REG-DENY-1: a deny rule naming a whole tool removes it
-            tool
-            for tool in built_in
-            if tool.is_enabled() and not ({tool.name, *tool.aliases} & denied)
-        )
+        self.tools = build_pool(self.session)  # section 2: gates, deny rules, MCP tools
         return {"ok": True}
 
     def _end(self, _request: Mapping[str, Any]) -> dict[str, Any]:
@@ -147,6 +141,14 @@ class Engine:
         if self.session is None:
             raise BadRequest("no session: send begin first")
         return self.session
+
+    def _tools(self, _request: Mapping[str, Any]) -> dict[str, Any]:
+        """PROTO-TOOLS-1: the API export and the deferred, undiscovered names."""
+        discovered = self._require_session().discovered_tools
+        return {
+            "tools": api_export(self.tools, discovered),
+            "deferred": deferred_names(self.tools, discovered),
+        }
 
     def _call(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """PROTO-CALL-1: one block through the pipeline (a batch of one, SCHED-CONTEXT-1)."""
@@ -168,6 +170,9 @@ class Engine:
             for block in content
             if isinstance(block, Mapping) and block.get("type", "tool_use") == "tool_use"
         ]
+        ids = [block["id"] for block in blocks]
+        if len(set(ids)) != len(ids):
+            raise BadRequest("tool_use ids must be unique within a message")  # PROTO-BAD-1
         interrupt = request.get("interrupt") or {}
         after = interrupt.get("after_started", []) if isinstance(interrupt, Mapping) else []
         delay = request.get("block_delay_ms", 0)

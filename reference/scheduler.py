@@ -138,8 +138,12 @@ class Scheduler:
         started: set[str] = set()
         if watch:
             self.events.subscribe(lambda event: self._on_event(event, watch, started, state))
-        ctx_base = ToolUseContext(
-            session=self.session, tool_use_id="", cwd=self.session.cwd, events=self.events
+        ctx_base = ToolUseContext(  # the context as the previous command left it
+            session=self.session,
+            tool_use_id="",
+            cwd=self.session.cwd,
+            events=self.events,
+            probe_trail=self.session.probe_trail,
         )
         for index, block in enumerate(blocks):
             if streaming:
@@ -154,7 +158,8 @@ class Scheduler:
                 state.cond.wait(0.05)
             for index in sorted(state.modifiers):
                 ctx_base = state.modifiers.pop(index)(ctx_base)
-        self.session.cwd = ctx_base.cwd
+        self.session.cwd = ctx_base.cwd  # SCHED-CONTEXT-1: carried to later commands
+        self.session.probe_trail = ctx_base.probe_trail
         ids = [str(block.get("id", "")) for block in blocks]
         return MessageRun(
             results=[state.results[index] for index in range(len(blocks))],
@@ -185,6 +190,7 @@ class Scheduler:
                 abort=abort,
                 events=self.events,
                 probe_trail=ctx_base.probe_trail,
+                tools=self.tools,
             )
             tool = find_tool(self.tools, str(item.block.get("name")))
             worker = threading.Thread(target=self._work, args=(item, ctx, state), daemon=True)

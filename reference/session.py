@@ -41,6 +41,8 @@ class Session:
     observers: list[FileChangeObserver] = field(default_factory=list)
     session_id: str = field(default_factory=lambda: str(uuid.uuid4()))  # HOOK-INPUT-1
     probe_board: ProbeBoard = field(default_factory=ProbeBoard)
+    discovered_tools: set[str] = field(default_factory=set)  # REG-SEARCH-2
+    probe_trail: tuple[str, ...] = ()  # the context's Probe trail between commands
     owns_session_dir: bool = False  # made by the engine: removed at end (PROTO-END-1)
 
     @classmethod
