@@ -129,6 +129,8 @@ def dispatch(
     """Run one tool_use block through the pipeline; never raises for tool outcomes."""
     tool_use_id = str(tool_use.get("id", ""))
     name = tool_use.get("name")
+    if ctx.tools is not tools:  # TOOL-CONTEXT-1: the call sees the pool it was found in
+        ctx = replace(ctx, tools=tools)
     ctx.events.emit("tool_start", id=tool_use_id, name=name)  # PROTO-EVENT-1
     outcome = _Call(tools, tool_use_id, name, tool_use.get("input"), ctx).run()
     ctx.events.emit("tool_end", id=tool_use_id, stage=outcome.stage)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
@@ -51,6 +51,7 @@ class ToolUseContext:
     abort: AbortSignal = field(default_factory=AbortSignal)
     events: EventLog = field(default_factory=EventLog)
     probe_trail: tuple[str, ...] = ()  # PROTO-PROBE-3: labels of honoured Probe modifiers
+    tools: Sequence[Tool] = ()  # TOOL-CONTEXT-1: the pool (ToolSearch searches it)
 
     def expand(self, path: str) -> str:
         """FILE-PATH-1 against this context's cwd and the session's home."""

@@ -32,6 +32,15 @@ class WriteInput(StrictInput):
     content: str = Field(description="The content to write to the file")
 
 
+def is_destructive(inp: WriteInput) -> bool:
+    """TOOL-PROPS-1: overwriting an existing file is destructive.
+
+    The predicate sees no context, so a path it cannot place (relative, ``~``)
+    counts as destructive: the fail-closed answer.
+    """
+    return not os.path.isabs(inp.file_path) or os.path.lexists(inp.file_path)
+
+
 def validate_input(inp: WriteInput, ctx: ToolUseContext) -> None:
     """WRITE-VALIDATE-1: the table of SPEC.md section 13, in order."""
     check_path_syntax(inp.file_path)
@@ -130,6 +139,7 @@ WRITE_TOOL: Final[Tool] = build_tool(
         errors.NotARegularFileError: 6,
     },
     map_result=map_result,
+    is_destructive=is_destructive,
     path_fields=("file_path",),
     get_path=file_path_of,
     path_rules="edit",
