@@ -184,29 +184,30 @@ def working_directories(session: Session) -> tuple[str, ...]:
     absolute nor ``~``/``~/``-relative is ignored. Entries are normalized,
     symlinks are not resolved here.
     """
-    found = [session.root, session.cwd]
-    for _source, entry in session.settings.permission_entries("additionalDirectories"):
-        if entry == "~" or entry.startswith("~/"):
-            found.append(posixpath.join(session.home, entry[2:]))
-        elif entry.startswith("/"):
-            found.append(entry)
-    return tuple(dict.fromkeys(posixpath.normpath(d) for d in found))
+
+    def collect() -> tuple[str, ...]:
+        found = [session.root, session.cwd]
+        for _source, entry in session.settings.permission_entries("additionalDirectories"):
+            if entry == "~" or entry.startswith("~/"):
+                found.append(posixpath.join(session.home, entry[2:]))
+            elif entry.startswith("/"):
+                found.append(entry)
+        return tuple(dict.fromkeys(posixpath.normpath(d) for d in found))
+
+    key = ("working-directories", session.root, session.cwd, session.home)
+    return session.settings.memo(key, collect)
 
 
 def is_inside_working_directories(path: str, session: Session) -> bool:
     """PERM-DIRS-1: the expanded path is under a working directory D and the
     resolved path (PERM-PATH-3) is under D resolved."""
-    directories = session.settings.memo(
-        ("working-directories", session.root, session.cwd, session.home),
-        lambda: tuple((d, resolve_path(d)) for d in working_directories(session)),
-    )
-    if not any(is_under(path, directory) for directory, _ in directories):
+    # The directories come from settings (fixed); their resolved forms are taken
+    # now, at the decision, since a link may change during the session.
+    directories = [d for d in working_directories(session) if is_under(path, d)]
+    if not directories:
         return False
     resolved = resolve_path(path)
-    return any(
-        is_under(path, directory) and is_under(resolved, resolved_directory)
-        for directory, resolved_directory in directories
-    )
+    return any(is_under(resolved, resolve_path(directory)) for directory in directories)
 
 
 def is_protected_path(path: str) -> bool:

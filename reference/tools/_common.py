@@ -8,7 +8,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from reference import errors, fileio, paths, text
 from reference.filestate import ReadRecord, is_stale, needs_text
-from reference.permissions.rules import Rule, parse_rule, path_candidates, path_matches
+from reference.permissions.rules import Rule, parse_rule, path_rule_matches
 from reference.session import Session
 from reference.tool import ToolUseContext
 
@@ -48,8 +48,10 @@ def check_path_syntax(raw_path: str) -> None:
 def matching_deny_rule(session: Session, path: str, tools: tuple[str, ...]) -> Rule | None:
     """The first deny rule on one of ``tools`` whose path specifier matches ``path``.
 
-    The path and its symlink-resolved form are both tried: a deny rule applies
-    when either matches, so a link never routes around it.
+    Matched exactly as the permission step matches (PERM-PATH-3: the expanded
+    path against the anchor as written, the resolved path against the resolved
+    anchor; a deny applies when either matches), so a link never routes around
+    a deny and both steps refuse the same paths.
     """
     for source, entry in session.settings.permission_entries("deny"):
         rule = parse_rule(entry, behavior="deny", source=source)
@@ -57,11 +59,15 @@ def matching_deny_rule(session: Session, path: str, tools: tuple[str, ...]) -> R
         # own tool from the pool instead (REG-DENY-1).
         if rule is None or rule.tool not in tools or rule.specifier is None:
             continue
-        for candidate in path_candidates(path):
-            if path_matches(
-                rule.specifier, candidate, root=session.root, cwd=session.cwd, home=session.home
-            ):
-                return rule
+        if path_rule_matches(
+            rule.specifier,
+            path,
+            root=session.root,
+            cwd=session.cwd,
+            home=session.home,
+            behavior="deny",
+        ):
+            return rule
     return None
 
 
