@@ -25,6 +25,7 @@ FEATURES: Final = (
     "read",
     "write",
     "edit",
+    "notebook_edit",
     "dedup",
     "token_gate",
     "permissions",

@@ -118,6 +118,28 @@ class MultipleMatchesError(Refusal):
     error_name = "MultipleMatchesError"
 
 
+class NotebookEditDeniedError(Refusal):
+    error_name = "NotebookEditDeniedError"
+
+
+class NotANotebookError(Refusal):
+    error_name = "NotANotebookError"
+
+
+class CellTypeRequiredError(Refusal):
+    error_name = "CellTypeRequiredError"
+
+
+class CellIdRequiredError(Refusal):
+    error_name = "CellIdRequiredError"
+
+
+class CellNotFoundError(Refusal):
+    """NBEDIT-CELL-1: no cell has the id, nor the index of a ``cell-N`` name."""
+
+    error_name = "CellNotFoundError"
+
+
 # --- errors raised inside call() (stage "call") ----------------------------
 
 
@@ -159,3 +181,20 @@ class FileVanishedError(ToolCallError):
     """The file stopped being a regular file between validateInput and call()."""
 
     error_name = "FileVanishedError"
+
+
+class InvalidNotebookError(Refusal, ToolCallError):
+    """Not a JSON object with a ``cells`` list.
+
+    One name, two stages: NotebookEdit refuses it in validateInput (code 10,
+    NBEDIT-VALIDATE-1) and Read raises it in call() (NB-PARSE-1), so the class
+    is both a refusal and a call error.
+    """
+
+    error_name = "InvalidNotebookError"
+
+
+class NotebookValidationError(ToolCallError):
+    """NBEDIT-WRITE-1: the edited notebook fails the nbformat 4 schema; nothing is written."""
+
+    error_name = "NotebookValidationError"

@@ -98,7 +98,7 @@ def names(tools: Sequence[Tool]) -> list[str]:
 
 def test_read_edit_and_write_are_always_there_by_default(tmp_path: Path) -> None:
     """SPEC: REG-GATE-1"""
-    assert names(build_pool(session(tmp_path))) == ["Edit", "Read", "Write"]
+    assert names(build_pool(session(tmp_path))) == ["Edit", "NotebookEdit", "Read", "Write"]
 
 
 @pytest.mark.parametrize("value", ["1"])
@@ -154,7 +154,15 @@ def test_gate_table_matches_the_spec(tmp_path: Path) -> None:
 def test_probe_test_server_and_tool_search_come_with_test_tools(tmp_path: Path) -> None:
     """SPEC: REG-GATE-1, PROTO-TESTMCP-1, REG-ASSEMBLE-1"""
     pool = build_pool(session(tmp_path, test_tools=True))
-    assert names(pool) == ["Edit", "Probe", "Read", "ToolSearch", "Write", "mcp__test__echo"]
+    assert names(pool) == [
+        "Edit",
+        "NotebookEdit",
+        "Probe",
+        "Read",
+        "ToolSearch",
+        "Write",
+        "mcp__test__echo",
+    ]
     assert find_tool(pool, "Read") is READ_TOOL  # the test server's unprefixed Read lost
 
 
@@ -167,7 +175,7 @@ def test_a_disabled_tool_is_not_in_the_pool() -> None:
 @pytest.mark.parametrize("rule", ["Write", "Write(*)", "Write( * )"])
 def test_whole_tool_deny_removes_the_tool(tmp_path: Path, rule: str) -> None:
     """SPEC: REG-DENY-1, PERM-RULE-1"""
-    assert names(build_pool(session(tmp_path, deny=[rule]))) == ["Edit", "Read"]
+    assert names(build_pool(session(tmp_path, deny=[rule]))) == ["Edit", "NotebookEdit", "Read"]
 
 
 @pytest.mark.parametrize("rule", ["Write(a.txt)", "Write(**)", "write", "Writ"])
@@ -226,7 +234,14 @@ def test_tool_search_is_there_only_when_the_assembled_pool_holds_a_deferred_tool
     assert "ToolSearch" not in names(build_pool(shadow_only))  # the deferred Read lost its name
     assert "ToolSearch" not in names(build_pool(session(tmp_path)))
     denied = session(tmp_path, test_tools=True, deny=["ToolSearch"])
-    assert names(build_pool(denied)) == ["Edit", "Probe", "Read", "Write", "mcp__test__echo"]
+    assert names(build_pool(denied)) == [
+        "Edit",
+        "NotebookEdit",
+        "Probe",
+        "Read",
+        "Write",
+        "mcp__test__echo",
+    ]
 
 
 def test_mcp_tools_sort_after_every_built_in_by_code_point(tmp_path: Path) -> None:
@@ -345,7 +360,14 @@ def test_tools_command_answers_export_and_deferred_names(begin: Begin) -> None:
     engine = begin(test_tools=True)
     answer = engine.handle({"seq": 7, "cmd": "tools"})
     assert answer["seq"] == 7
-    assert names_of(answer["tools"]) == ["Edit", "Probe", "Read", "ToolSearch", "Write"]
+    assert names_of(answer["tools"]) == [
+        "Edit",
+        "NotebookEdit",
+        "Probe",
+        "Read",
+        "ToolSearch",
+        "Write",
+    ]
     assert answer["deferred"] == ["mcp__test__echo"]
     assert json.loads(json.dumps(answer)) == answer
 

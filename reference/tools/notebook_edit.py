@@ -1,0 +1,335 @@
+"""NotebookEdit: replace, insert or delete one Jupyter notebook cell (SPEC.md, section 17.1).
+
+The same read-before-edit and staleness gates as Edit (STATE-STALE-1/2); the
+edited notebook is checked with ``nbformat.validate`` before anything is
+written, and written atomically (NBEDIT-WRITE-1).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import secrets
+import warnings
+from collections.abc import Mapping
+from typing import Any, Final, Literal, NamedTuple
+
+import nbformat
+from pydantic import Field
+
+from reference import errors, fileio, history, paths, text
+from reference.filestate import ReadRecord, is_stale
+from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
+from reference.tools._common import (
+    MODIFIED_SINCE_READ,
+    NOT_READ_YET,
+    UNEXPECTEDLY_MODIFIED,
+    StrictInput,
+    check_path_syntax,
+    matching_deny_rule,
+    record_is_stale,
+)
+
+NAME: Final = "NotebookEdit"
+NOT_A_NOTEBOOK: Final = (
+    "File must be a Jupyter notebook (.ipynb file). "
+    "For editing other file types, use the Edit tool."
+)
+CELL_TYPE_REQUIRED: Final = "Cell type is required when using edit_mode=insert."
+CELL_ID_REQUIRED: Final = "Cell ID must be specified when not inserting a new cell."
+INVALID_NOTEBOOK: Final = "Notebook is not valid JSON or has no cells list."
+_INDEX_NAME: Final = re.compile(r"cell-(0|[1-9][0-9]*)", re.ASCII)  # NB-RENDER-1's cell-N
+_ID_HEX_CHARS: Final = 4  # secrets.token_hex(4): 8 lower-case hexadecimal characters
+
+CellType = Literal["code", "markdown"]
+EditMode = Literal["replace", "insert", "delete"]
+
+
+class NotebookEditInput(StrictInput):
+    notebook_path: str = Field(description="The absolute path to the Jupyter notebook to edit")
+    cell_id: str | None = Field(
+        default=None,
+        description=(
+            "The ID of the cell to edit (or cell-N as Read shows a cell without an id). "
+            "With edit_mode=insert the new cell goes after it, or first when it is left out."
+        ),
+    )
+    new_source: str = Field(description="The new source of the cell")
+    cell_type: CellType | None = Field(
+        default=None, description="The cell type; required with edit_mode=insert"
+    )
+    edit_mode: EditMode = Field(default="replace", description="replace, insert or delete")
+
+
+class _Notebook(NamedTuple):
+    """A parsed notebook: the JSON object and its ``cells`` list (the same object)."""
+
+    doc: dict[str, Any]
+    cells: list[Any]
+
+
+class _Edited(NamedTuple):
+    """What an edit produced: the new notebook and the cell the result names."""
+
+    doc: dict[str, Any]
+    cell_id: str
+    cell_type: Any
+
+
+def notebook_path_of(inp: NotebookEditInput, ctx: ToolUseContext) -> str | None:
+    """TOOL-PATH-1: ``notebook_path``, expanded, for path rules."""
+    raw = inp.notebook_path
+    if paths.has_nul(raw) or paths.is_unc(raw):
+        return None
+    return ctx.expand(raw)
+
+
+def is_destructive(inp: NotebookEditInput) -> bool:
+    """TOOL-PROPS-1: deleting a cell is destructive."""
+    return inp.edit_mode == "delete"
+
+
+def parse_notebook(data: bytes) -> _Notebook | None:
+    """A JSON object with a ``cells`` list, or None (NBEDIT-VALIDATE-1 code 10)."""
+    try:
+        source = text.decode(data, text.detect_encoding(data), strict=True)
+        doc = json.loads(source)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
+        return None
+    return _Notebook(doc, doc["cells"])
+
+
+def find_cell(cells: list[Any], cell_id: str) -> int | None:
+    """NBEDIT-CELL-1: the cell whose ``id`` is ``cell_id``, else ``cell-N`` as index N."""
+    for index, cell in enumerate(cells):
+        if isinstance(cell, dict) and cell.get("id") == cell_id:
+            return index
+    match = _INDEX_NAME.fullmatch(cell_id)
+    if match is not None and int(match.group(1)) < len(cells):
+        return int(match.group(1))
+    return None
+
+
+def _name_of(cells: list[Any], index: int) -> str:
+    """NBEDIT-RESULT-1: a cell's ``id``, or ``cell-N`` when it has none (NB-RENDER-1)."""
+    cell = cells[index]
+    cell_id = cell.get("id") if isinstance(cell, dict) else None
+    return cell_id if isinstance(cell_id, str) else f"cell-{index}"
+
+
+def _supports_ids(doc: Mapping[str, Any]) -> bool:
+    """NBEDIT-INSERT-1: nbformat 4.5 or later gives cells ids."""
+    major, minor = doc.get("nbformat"), doc.get("nbformat_minor")
+    return type(major) is int and type(minor) is int and major == 4 and minor >= 5
+
+
+def _new_id(cells: list[Any]) -> str:
+    """NBEDIT-INSERT-1: 8 lower-case hex characters no other cell uses."""
+    used = {cell.get("id") for cell in cells if isinstance(cell, dict)}
+    while True:
+        candidate = secrets.token_hex(_ID_HEX_CHARS)
+        if candidate not in used:
+            return candidate
+
+
+def _as_code(cell: dict[str, Any]) -> None:
+    cell["outputs"] = []
+    cell["execution_count"] = None
+
+
+def apply_edit(notebook: _Notebook, inp: NotebookEditInput) -> _Edited | None:
+    """NBEDIT-REPLACE-1 / INSERT-1 / DELETE-1 on a copy; None when the cell is not found."""
+    doc = copy.deepcopy(notebook.doc)
+    cells: list[Any] = doc["cells"]
+    index = None if inp.cell_id is None else find_cell(cells, inp.cell_id)
+    if inp.cell_id is not None and index is None:
+        return None
+    if inp.edit_mode == "insert":
+        assert inp.cell_type is not None  # NBEDIT-VALIDATE-1 code 5
+        position = 0 if index is None else index + 1
+        cell: dict[str, Any] = {
+            "cell_type": inp.cell_type,
+            "metadata": {},
+            "source": inp.new_source,
+        }
+        if inp.cell_type == "code":
+            _as_code(cell)
+        if _supports_ids(doc):
+            cell["id"] = _new_id(cells)
+        cells.insert(position, cell)
+        return _Edited(doc, _name_of(cells, position), inp.cell_type)
+    assert index is not None  # NBEDIT-VALIDATE-1 code 6
+    target = cells[index]
+    name = _name_of(cells, index)
+    if inp.edit_mode == "delete":
+        del cells[index]
+        return _Edited(doc, name, target.get("cell_type") if isinstance(target, dict) else None)
+    if not isinstance(target, dict):
+        target = cells[index] = {}  # the schema check reports what is missing
+    target["source"] = inp.new_source
+    if inp.cell_type is not None:
+        target["cell_type"] = inp.cell_type
+    if target.get("cell_type") == "code":
+        _as_code(target)
+    elif target.get("cell_type") == "markdown":
+        target.pop("outputs", None)
+        target.pop("execution_count", None)
+    return _Edited(doc, name, target.get("cell_type"))
+
+
+def check_schema(doc: dict[str, Any]) -> None:
+    """NBEDIT-WRITE-1: ``nbformat.validate`` against the nbformat 4 schema.
+
+    It runs on a copy: nbformat repairs missing or duplicate cell ids in the
+    object it is given, and its deprecation warnings are not the model's business.
+    """
+    minor = doc.get("nbformat_minor")
+    version_minor = minor if type(minor) is int and minor >= 0 else None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            nbformat.validate(copy.deepcopy(doc), version=4, version_minor=version_minor)
+    except Exception as exc:  # a malformed notebook can make nbformat itself fail
+        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        raise errors.NotebookValidationError(
+            f"The edited notebook is not a valid nbformat 4 notebook: {message}"
+        ) from None
+
+
+def serialize(doc: Mapping[str, Any]) -> str:
+    """NBEDIT-WRITE-1: as nbformat 4 writes JSON (indent 1, sorted keys, non-ASCII kept)."""
+    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def validate_input(inp: NotebookEditInput, ctx: ToolUseContext) -> None:
+    """NBEDIT-VALIDATE-1: the table of SPEC.md 17.1, in order."""
+    check_path_syntax(inp.notebook_path)  # codes 1 and 2 (FILE-PATH-2/3), before any I/O
+    path = ctx.expand(inp.notebook_path)
+    rule = matching_deny_rule(ctx.session, path, ("Edit", "Read"))  # PERM-READDENY-1
+    if rule is not None:
+        raise errors.NotebookEditDeniedError(
+            f"File is covered by a deny rule in your permission settings ({rule.text}) "
+            "and cannot be edited."
+        )
+    if not path.lower().endswith(".ipynb"):
+        raise errors.NotANotebookError(NOT_A_NOTEBOOK)
+    if inp.edit_mode == "insert" and inp.cell_type is None:
+        raise errors.CellTypeRequiredError(CELL_TYPE_REQUIRED)
+    if inp.edit_mode != "insert" and inp.cell_id is None:
+        raise errors.CellIdRequiredError(CELL_ID_REQUIRED)
+    st = fileio.stat(path)
+    if st.kind is fileio.FileKind.MISSING:  # READ-MISSING-1's message
+        raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
+    if st.kind is not fileio.FileKind.REGULAR:
+        raise errors.FileDoesNotExistError(f"Cannot edit {path}: it is not a regular file.")
+    record = ctx.session.read_state.get(path)
+    if record is None:  # any record counts, as for Edit (EDIT-READ-1)
+        raise errors.FileNotReadError(NOT_READ_YET)
+    if record_is_stale(record, path, st.mtime_ns):  # STATE-STALE-2, first check
+        raise errors.FileModifiedSinceReadError(MODIFIED_SINCE_READ)
+    notebook = parse_notebook(fileio.read_bytes(path))
+    if notebook is None:
+        raise errors.InvalidNotebookError(INVALID_NOTEBOOK)
+    if inp.cell_id is not None and find_cell(notebook.cells, inp.cell_id) is None:
+        raise errors.CellNotFoundError(f'Cell with ID "{inp.cell_id}" not found in notebook.')
+
+
+def _unchanged_since_read(ctx: ToolUseContext, path: str, st: fileio.Stat, data: bytes) -> bool:
+    record = ctx.session.read_state.get(path)
+    current = text.decode(data, text.detect_encoding(data))
+    return record is not None and not is_stale(record, mtime_ns=st.mtime_ns, text=current)
+
+
+def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
+    """NBEDIT-WRITE-1: edit, validate, back up, then re-check and write atomically."""
+    path = ctx.expand(inp.notebook_path)
+    st = fileio.stat(path)
+    if st.kind is not fileio.FileKind.REGULAR:
+        raise errors.FileVanishedError(f"{path} is no longer a regular file.")
+    original = fileio.read_bytes(path)
+    if not _unchanged_since_read(ctx, path, st, original):
+        raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
+    notebook = parse_notebook(original)
+    edited = None if notebook is None else apply_edit(notebook, inp)
+    if edited is None:  # validate_input parsed it and found the cell: it changed since
+        raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
+    check_schema(edited.doc)  # before anything is written
+    new_text = serialize(edited.doc)
+    new_bytes = new_text.encode("utf-8")
+    history.backup(ctx.session.session_dir, original)  # HIST-1
+
+    # --- critical section: nothing between this re-check and the write ---
+    st = fileio.stat(path)
+    if st.kind is not fileio.FileKind.REGULAR:
+        raise errors.FileVanishedError(f"{path} is no longer a regular file.")
+    current = fileio.read_bytes(path)
+    if current != original or not _unchanged_since_read(ctx, path, st, current):
+        raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)  # STATE-STALE-2
+    written = fileio.atomic_write(path, new_bytes)  # WRITE-ATOMIC-1
+    # --- end of critical section ---
+
+    ctx.session.read_state.set(  # NBEDIT-STATE-1 (STATE-UPDATE-1)
+        path,
+        ReadRecord(
+            text=new_text,
+            mtime_ns=written.mtime_ns,
+            size=written.size,
+            offset=None,
+            limit=None,
+            partial=False,
+            source="edit",
+        ),
+    )
+    ctx.session.notify(path, "changed")  # NBEDIT-STATE-1 (WRITE-NOTIFY-1)
+    ctx.events.emit("file_changed", id=ctx.tool_use_id, path=path, change="changed")
+    return ToolResult(  # NBEDIT-RESULT-1
+        data={
+            "notebook_path": path,
+            "cell_id": edited.cell_id,
+            "cell_type": edited.cell_type,
+            "edit_mode": inp.edit_mode,
+            "new_source": inp.new_source,
+        }
+    )
+
+
+def map_result(data: Mapping[str, Any]) -> ResultContent:
+    """NBEDIT-RESULT-1: the text the model sees."""
+    if data["edit_mode"] == "delete":
+        return f"Deleted cell {data['cell_id']}"
+    verb = "Inserted" if data["edit_mode"] == "insert" else "Updated"
+    return f"{verb} cell {data['cell_id']} with {data['new_source']}"
+
+
+NOTEBOOK_EDIT_TOOL: Final[Tool] = build_tool(
+    name=NAME,
+    input_model=NotebookEditInput,
+    call=call,
+    validate_input=validate_input,
+    description=(
+        "Replaces the source of a Jupyter notebook (.ipynb) cell, inserts a new cell, "
+        "or deletes a cell."
+    ),
+    error_codes={
+        errors.InvalidPathError: 1,
+        errors.UncPathError: 2,
+        errors.NotebookEditDeniedError: 3,
+        errors.NotANotebookError: 4,
+        errors.CellTypeRequiredError: 5,
+        errors.CellIdRequiredError: 6,
+        errors.FileDoesNotExistError: 7,
+        errors.FileNotReadError: 8,
+        errors.FileModifiedSinceReadError: 9,
+        errors.InvalidNotebookError: 10,
+        errors.CellNotFoundError: 11,
+    },
+    map_result=map_result,
+    is_destructive=is_destructive,  # TOOL-PROPS-1
+    path_fields=("notebook_path",),
+    get_path=notebook_path_of,  # TOOL-PATH-1
+    path_rules="edit",  # PERM-RULE-2: Edit(path) rules govern it
+    classifier_input=lambda inp: inp.notebook_path,
+)
