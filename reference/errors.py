@@ -198,3 +198,66 @@ class NotebookValidationError(ToolCallError):
     """NBEDIT-WRITE-1: the edited notebook fails the nbformat 4 schema; nothing is written."""
 
     error_name = "NotebookValidationError"
+
+
+# --- Read of images, PDFs and notebooks (SPEC.md section 16, stage "call") --
+
+
+class UnsupportedImageFormatError(ToolCallError):
+    """IMG-UNSUPPORTED-1: a binary file with a BMP, TIFF, ICO, HEIC or AVIF signature."""
+
+    error_name = "UnsupportedImageFormatError"
+
+
+class CorruptImageError(ToolCallError):
+    """IMG-DECODE-1: the image does not decode in full."""
+
+    error_name = "CorruptImageError"
+
+
+class ImageResizeError(ToolCallError):
+    """IMG-DECODE-1: more pixels than Pillow's decompression-bomb limit."""
+
+    error_name = "ImageResizeError"
+
+
+class ImageTooLargeError(ToolCallError):
+    """IMG-BUDGET-1: over the byte budget even as a quality-20 JPEG."""
+
+    error_name = "ImageTooLargeError"
+
+
+class InvalidPdfError(ToolCallError):
+    """PDF-OPEN-1: the PDF library cannot parse the file."""
+
+    error_name = "InvalidPdfError"
+
+
+class PdfPasswordProtectedError(ToolCallError):
+    """PDF-OPEN-1: encrypted, whatever the password."""
+
+    error_name = "PdfPasswordProtectedError"
+
+
+class PdfPagesRequiredError(ToolCallError):
+    """PDF-REQUIRE-1: more than 10 pages and no ``pages``."""
+
+    error_name = "PdfPagesRequiredError"
+
+
+class PdfPageOutOfRangeError(ToolCallError):
+    """PDF-RANGE-1: the range starts past the last page."""
+
+    error_name = "PdfPageOutOfRangeError"
+
+
+class PdfTooLargeError(ToolCallError):
+    """PDF-SIZE-1: the bytes to send exceed 20 MiB."""
+
+    error_name = "PdfTooLargeError"
+
+
+class NotebookTooLargeError(ToolCallError):
+    """NB-SIZE-1: over 100 MiB, decided by ``stat`` alone."""
+
+    error_name = "NotebookTooLargeError"

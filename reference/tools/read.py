@@ -2,11 +2,17 @@
 
 SPEC.md section 12. The order of work in ``call`` is what makes the gates
 cheap: dedup decides from one ``stat`` (READ-DEDUP-2), the size gate from the
-same ``stat`` (READ-SIZE-1), and only then is a byte read.
+same ``stat`` (READ-SIZE-1), and only then is the text read.
+
+Images, PDFs and notebooks (section 16) are routed here by kind (IMG-DETECT-1)
+to ``read_image``, ``read_pdf`` and ``read_notebook``; a file small enough to
+pass the size gate is read once, whole, and its kind comes from those bytes, a
+bigger one's from its first bytes alone.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -18,6 +24,7 @@ from reference import errors, fileio, paths, text, tokens
 from reference.filestate import ReadRecord
 from reference.permissions.checks import check_read_permissions
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
+from reference.tools import read_image, read_notebook, read_pdf
 from reference.tools._common import (
     JsonInt,
     StrictInput,
@@ -31,6 +38,8 @@ DEFAULT_LIMIT: Final = 2000  # READ-RANGE-2
 MAX_LINE_CHARS: Final = 2000  # READ-LINE-2
 MAX_WHOLE_FILE_BYTES: Final = 256 * 1024  # READ-SIZE-1
 BINARY_SNIFF_BYTES: Final = 8192  # READ-BINARY-1
+HEAD_BYTES: Final = 16  # IMG-DETECT-1: the longest signature is 12 bytes (WebP, HEIC, AVIF)
+EMPTY_FORMS: Final = frozenset({b"", b"\xef\xbb\xbf", b"\xff\xfe"})  # READ-EMPTY-1
 DEDUP_STUB: Final = (  # READ-DEDUP-1
     "Wasted call \u2014 file unchanged since your last Read. "
     "Refer to that earlier tool_result instead."
@@ -65,6 +74,38 @@ def resolve_existing(ctx: ToolUseContext, raw_path: str) -> tuple[str, fileio.St
     return path, st
 
 
+class Kind(enum.Enum):
+    """What Read makes of a file (IMG-DETECT-1); binary files are refused as text."""
+
+    TEXT = "text"
+    IMAGE = "image"
+    PDF = "pdf"
+    NOTEBOOK = "notebook"
+
+
+def detect_kind(path: str, head: bytes) -> tuple[Kind, read_image.ImageFormat | None]:
+    """IMG-DETECT-1, in its order, from the name and the first bytes (or all of them).
+
+    ``head`` is the whole file or at least its first ``HEAD_BYTES`` bytes.
+    """
+    if head in EMPTY_FORMS:  # READ-EMPTY-1: empty, or only a byte order mark
+        return Kind.TEXT, None
+    image = read_image.image_format(head)
+    if image is not None:  # by the bytes, whatever the name
+        return Kind.IMAGE, image
+    if read_pdf.is_pdf(path, head):
+        return Kind.PDF, None
+    if read_notebook.is_notebook(path):
+        return Kind.NOTEBOOK, None
+    return Kind.TEXT, None
+
+
+def _is_pdf_file(path: str, st: fileio.Stat) -> bool:
+    if st.kind is not fileio.FileKind.REGULAR:  # /dev/null reads as an empty text file
+        return False
+    return detect_kind(path, fileio.read_head(path, HEAD_BYTES))[0] is Kind.PDF
+
+
 def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
     """READ-VALIDATE-1: the table of SPEC.md 12.2, in order."""
     check_path_syntax(inp.file_path)
@@ -88,8 +129,11 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
         raise errors.NotARegularFileError(
             f"Cannot read {path}: it is {what}. Read only reads files."
         )
-    if inp.pages is not None:
-        raise errors.InvalidPagesError("The pages parameter applies only to PDF files.")
+    if inp.pages is not None:  # code 7
+        pages = read_pdf.parse_pages(inp.pages)  # PDF-PAGES-1: malformed
+        if not _is_pdf_file(path, st):  # PDF-PAGES-1: not a PDF (IMG-DETECT-1)
+            raise errors.InvalidPagesError("The pages parameter applies only to PDF files.")
+        read_pdf.check_range_length(inp.pages, pages)  # PDF-PAGES-2
 
 
 def format_lines(lines: list[str], start: int) -> str:
@@ -138,6 +182,17 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
         raise errors.FileVanishedError(f"{path} is no longer a regular file.")
     if _dedup_hit(ctx, path, offset, limit, st):  # READ-DEDUP-2: decided by one stat
         return ToolResult({"type": "file_unchanged", "file": {"filePath": path}}, outcome=DEDUP_HIT)
+    # A file that passes the size gate is read once; a bigger one shows its kind by its head.
+    data = fileio.read_bytes(path) if st.size <= MAX_WHOLE_FILE_BYTES else None
+    head = data if data is not None else fileio.read_head(path, HEAD_BYTES)
+    kind, image = detect_kind(path, head)
+    if image is not None:  # IMG-DETECT-1
+        whole = data if data is not None else fileio.read_bytes(path)
+        return read_image.read(path, whole, image, ctx.session.max_read_tokens)
+    if kind is Kind.PDF:
+        return read_pdf.read(path, st.size, data, inp.pages)
+    if kind is Kind.NOTEBOOK:
+        return read_notebook.read(ctx, path, st, data, (offset, limit))
     whole_file = inp.offset is None and inp.limit is None
     if whole_file and st.size > MAX_WHOLE_FILE_BYTES:  # READ-SIZE-1: stat alone decides
         raise errors.MaxFileReadSizeExceededError(
@@ -145,9 +200,13 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
             f"({MAX_WHOLE_FILE_BYTES} bytes). Use offset and limit parameters to read "
             "specific portions of the file, or search for specific content instead."
         )
-    data = fileio.read_bytes(path)
+    if data is None:
+        data = fileio.read_bytes(path)
     encoding = text.detect_encoding(data)
     if encoding is not text.Encoding.UTF16LE and b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        unsupported = read_image.unsupported_format(data)
+        if unsupported is not None:  # IMG-UNSUPPORTED-1
+            raise read_image.unsupported_error(unsupported)
         raise errors.BinaryFileError(  # READ-BINARY-1
             f"{path} is a binary file and cannot be read as text. "
             "Use a tool suited to its format instead."
@@ -207,8 +266,15 @@ def _text_result(path: str, content: str, shown: list[str], offset: int, total: 
 
 
 def map_result(data: Mapping[str, Any]) -> ResultContent:
-    if data["type"] == "file_unchanged":
+    kind = data["type"]
+    if kind == "file_unchanged":
         return DEDUP_STUB
+    if kind == "image":
+        return read_image.to_blocks(data)  # IMG-BLOCK-1
+    if kind == "pdf":
+        return read_pdf.to_blocks(data)  # PDF-SEND-1
+    if kind == "notebook":
+        return read_notebook.to_blocks(data)  # NB-RENDER-1, NB-OUTPUT-1
     file = data["file"]
     if file["totalLines"] == 0:
         return EMPTY_NOTICE

@@ -510,13 +510,21 @@ def test_symlink_is_not_resolved_in_the_expanded_path(
 def test_whole_file_over_256_kib_is_refused_by_stat_before_any_byte_is_read(
     tmp_path: Path, engine: Engine, call: Call, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SPEC: READ-SIZE-1, ERR-CODE-2"""
+    """SPEC: READ-SIZE-1, ERR-CODE-2, IMG-DETECT-1"""
     path = tmp_path / "huge.log"
     with path.open("wb") as handle:
         handle.truncate(10**9)
+    heads: list[int] = []
+    read_head = fileio.read_head
     forbid_file_reads(monkeypatch)
-    forbid_opening(monkeypatch, path)
+
+    def signature_only(where: str, size: int) -> bytes:  # IMG-DETECT-1 needs the first bytes
+        heads.append(size)
+        return read_head(where, size)
+
+    monkeypatch.setattr(fileio, "read_head", signature_only)
     response = call("Read", file_path=str(path))
+    assert heads == [16]  # the kind's signature only, never the content
     assert_refused(response, stage="call", code=None, name="MaxFileReadSizeExceededError")
     message = error_text(response)  # READ-SIZE-1: gives the size and the limit, names both
     assert all(part in message for part in ("1000000000", "262144", "offset", "limit"))

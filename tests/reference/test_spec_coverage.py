@@ -2,9 +2,9 @@
 
 Every requirement of the SPEC.md sections on errors and on the file tools
 (0.4 Errors; Paths; The read-file state; Tokens; Text; Read; Write; Edit; File
-history and patches) is cited by at least one test here (``SPEC: ID, ID`` in
-the test's docstring), every cited ID exists, and every test states its
-provenance: SPEC IDs or "Reference-defined".
+history and patches; Images, PDFs and notebooks in Read) is cited by at least
+one test here (``SPEC: ID, ID`` in the test's docstring), every cited ID
+exists, and every test states its provenance: SPEC IDs or "Reference-defined".
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ IN_SCOPE = frozenset(
         "Write",
         "Edit",
         "File history and patches",
+        "Images, PDFs and notebooks in Read",
     }
 )
 

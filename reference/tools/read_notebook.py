@@ -1,0 +1,165 @@
+"""Read of a Jupyter notebook: one unified view of its cells and their outputs.
+
+SPEC.md section 16, NB-*. The notebook is parsed as plain JSON (NB-PARSE-1
+asks only for an object with a ``cells`` list; nbformat's validation would
+refuse notebooks Read must show), rendered cell by cell (NB-RENDER-1,
+NB-OUTPUT-1), gated by tokens (NB-TOKENS-1) and recorded as a full read
+(NB-STATE-1), so NotebookEdit can edit what the model saw.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from reference import errors, fileio, text, tokens
+from reference.filestate import ReadRecord
+from reference.tool import ContentBlock, ToolResult, ToolUseContext
+
+MAX_NOTEBOOK_BYTES: Final = 100 * 1024 * 1024  # NB-SIZE-1
+INVALID_NOTEBOOK: Final = "Notebook is not valid JSON or has no cells list."  # NB-PARSE-1
+IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg"})  # NB-OUTPUT-1
+_ANSI: Final = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")  # CSI and two-byte escapes
+
+
+def is_notebook(path: str) -> bool:
+    """IMG-DETECT-1: a name ending in ``.ipynb``, any case."""
+    return path.lower().endswith(".ipynb")
+
+
+def check_size(size: int) -> None:
+    """NB-SIZE-1: decided by ``stat`` alone, before any byte is read."""
+    if size > MAX_NOTEBOOK_BYTES:
+        raise errors.NotebookTooLargeError(
+            f"Notebook is larger than 100 MB ({size} bytes) and cannot be read. "
+            "Use Bash with jq to read specific cells."
+        )
+
+
+def parse_cells(content: str) -> list[Any]:
+    """NB-PARSE-1: the ``cells`` list of a JSON object, else ``InvalidNotebookError``."""
+    try:
+        doc = json.loads(content)
+    except ValueError as exc:
+        raise errors.InvalidNotebookError(INVALID_NOTEBOOK) from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
+        raise errors.InvalidNotebookError(INVALID_NOTEBOOK)
+    cells: list[Any] = doc["cells"]
+    return cells
+
+
+def _joined(value: Any) -> str:
+    """A multiline string as nbformat stores it: a string, or a list joined without separator."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(part for part in value if isinstance(part, str))
+    return ""
+
+
+def _text_block(value: str) -> list[ContentBlock]:
+    """A text block, or none for empty text (an output that gives no text adds no block)."""
+    return [{"type": "text", "text": value}] if value else []
+
+
+def cell_name(cell: Mapping[str, Any], index: int) -> str:
+    """NB-RENDER-1: the cell's ``id``, else ``cell-N`` (N its 0-based index)."""
+    ident = cell.get("id")
+    return ident if isinstance(ident, str) and ident else f"cell-{index}"
+
+
+def _output_blocks(output: Mapping[str, Any]) -> list[ContentBlock]:
+    """NB-OUTPUT-1: the blocks one output gives, in order."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        return _text_block(_joined(output.get("text")))
+    if kind in ("execute_result", "display_data"):
+        data = output.get("data")
+        if not isinstance(data, Mapping):
+            return []
+        blocks: list[ContentBlock] = []
+        for media_type, value in data.items():
+            encoded = _joined(value).replace("\r", "").replace("\n", "")
+            if media_type in IMAGE_TYPES and encoded:
+                source = {"type": "base64", "media_type": media_type, "data": encoded}
+                blocks.append({"type": "image", "source": source})
+        return blocks + _text_block(_joined(data.get("text/plain")))
+    if kind == "error":
+        traceback = output.get("traceback")
+        lines = [f"{output.get('ename', '')}: {output.get('evalue', '')}"]
+        if isinstance(traceback, list):
+            lines.extend(line for line in traceback if isinstance(line, str))
+        return _text_block(_ANSI.sub("", "\n".join(lines)))
+    return []
+
+
+def render(cells: list[Any]) -> list[ContentBlock]:
+    """NB-RENDER-1: per cell, its text block, then (code cells) its outputs' blocks."""
+    blocks: list[ContentBlock] = []
+    for index, raw in enumerate(cells):
+        cell: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        name = cell_name(cell, index)
+        cell_type = cell.get("cell_type")
+        mark = f"<cell_type>{cell_type}</cell_type>" if cell_type in ("markdown", "raw") else ""
+        source = _joined(cell.get("source"))
+        cell_text = f'<cell id="{name}">{mark}{source}</cell id="{name}">'
+        blocks.append({"type": "text", "text": cell_text})
+        outputs = cell.get("outputs")
+        if cell_type == "code" and isinstance(outputs, list):
+            for output in outputs:
+                if isinstance(output, Mapping):
+                    blocks.extend(_output_blocks(output))
+    return blocks
+
+
+def _enforce_token_cap(blocks: list[ContentBlock], path: str, cap: int) -> None:
+    """NB-TOKENS-1: the text blocks joined by newlines pass the token gate."""
+    joined = "\n".join(block["text"] for block in blocks if block["type"] == "text")
+    decision = tokens.gate(joined, cap)
+    if decision.passed:
+        return
+    assert decision.exact is not None
+    counted = decision.exact.tokens
+    amount = f"{counted} tokens" if decision.exact.complete else f"more than {counted} tokens"
+    raise errors.MaxFileReadTokenExceededError(
+        f"Notebook content ({amount}) exceeds maximum allowed tokens ({cap}). Use Bash with "
+        f"jq to read specific cells, for example: jq '.cells[:20]' {path}"
+    )
+
+
+def read(
+    ctx: ToolUseContext,
+    path: str,
+    st: fileio.Stat,
+    data: bytes | None,
+    view: tuple[int, int],
+) -> ToolResult:
+    """The notebook's cells; ``view`` is the call's normalized (offset, limit) for its record."""
+    check_size(st.size)
+    if data is None:
+        data = fileio.read_bytes(path)
+    content = text.decode(data, text.detect_encoding(data))
+    cells = parse_cells(content)
+    _enforce_token_cap(render(cells), path, ctx.session.max_read_tokens)
+    offset, limit = view
+    ctx.session.read_state.set(  # NB-STATE-1: a full Read record, so dedup and NotebookEdit see it
+        path,
+        ReadRecord(
+            text=content,
+            mtime_ns=st.mtime_ns,
+            size=st.size,
+            offset=offset,
+            limit=limit,
+            partial=False,
+            source="read",
+        ),
+    )
+    return ToolResult(data={"type": "notebook", "file": {"filePath": path, "cells": cells}})
+
+
+def to_blocks(data: Mapping[str, Any]) -> list[ContentBlock]:
+    """NB-RENDER-1: the content is rendered from the cells as stored."""
+    cells: list[Any] = data["file"]["cells"]
+    return render(cells)

@@ -1,0 +1,164 @@
+"""Read of a PDF: the ``pages`` parameter, the limits, the document block.
+
+SPEC.md section 16, PDF-*. ``pages`` is checked by Read's ``validate_input``
+(code 7, PDF-PAGES-1/2); everything else happens in ``call()``, which sends the
+file's bytes unchanged or, with ``pages``, a new PDF of the selected pages
+written by pypdf (PDF-SEND-1).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any, Final, NamedTuple
+
+from pypdf import PdfReader, PdfWriter
+from pypdf.errors import DependencyError
+
+from reference import errors, fileio
+from reference.tool import ContentBlock, ToolResult
+
+MAX_PAGES_PER_CALL: Final = 20  # PDF-PAGES-2
+MAX_PAGES_WITHOUT_RANGE: Final = 10  # PDF-REQUIRE-1
+MAX_SEND_BYTES: Final = 20 * 1024 * 1024  # PDF-SIZE-1
+PDF_SIGNATURE: Final = b"%PDF-"
+_PAGES: Final = re.compile(r"\s*([0-9]+)(?:-([0-9]+))?\s*", re.ASCII)  # PDF-PAGES-1
+
+# pypdf logs what it finds wrong in a damaged file; here that is an expected input
+# and the diagnosis is InvalidPdfError, so nothing reaches stderr unless the
+# application configured logging itself.
+logging.getLogger("pypdf").addHandler(logging.NullHandler())
+
+INVALID_PDF: Final = (  # PDF-OPEN-1
+    "The PDF file was not valid. Try converting it to text first (e.g., pdftotext)."
+)
+PASSWORD_PROTECTED: Final = (  # PDF-OPEN-1
+    "PDF is password protected. Try using a CLI tool to extract or convert the PDF."
+)
+TOO_LARGE: Final = (  # PDF-SIZE-1
+    "PDF too large (max 100 pages, 20MB). Try reading the file a different way "
+    "(e.g., extract text with pdftotext)."
+)
+
+
+class PageRange(NamedTuple):
+    """A 1-based inclusive range of pages (a single page has ``first == last``)."""
+
+    first: int
+    last: int
+
+    @property
+    def length(self) -> int:
+        return self.last - self.first + 1
+
+
+def is_pdf(path: str, head: bytes) -> bool:
+    """IMG-DETECT-1: a ``.pdf`` name (any case) or the ``%PDF-`` signature."""
+    return path.lower().endswith(".pdf") or head.startswith(PDF_SIGNATURE)
+
+
+def parse_pages(value: str) -> PageRange:
+    """PDF-PAGES-1: ``N`` or ``N-M``, ``N >= 1``, ``M >= N``, whitespace around allowed."""
+    match = _PAGES.fullmatch(value)
+    first = int(match.group(1)) if match else 0
+    last = int(match.group(2) or first) if match else 0
+    if match is None or first < 1 or last < first:
+        raise errors.InvalidPagesError(
+            f'Invalid pages parameter: "{value}". Use a page number such as "3" or a range '
+            'such as "1-5".'
+        )
+    return PageRange(first, last)
+
+
+def check_range_length(value: str, pages: PageRange) -> None:
+    """PDF-PAGES-2: at most 20 pages per call, decided from the range alone."""
+    if pages.length > MAX_PAGES_PER_CALL:
+        raise errors.InvalidPagesError(
+            f'Page range "{value}" has {pages.length} pages; at most {MAX_PAGES_PER_CALL} '
+            "pages can be read per call."
+        )
+
+
+def _open(data: bytes) -> tuple[PdfReader, int]:
+    """PDF-OPEN-1: the parsed document and its page count."""
+    try:
+        reader = PdfReader(io.BytesIO(data))
+    except DependencyError as exc:  # only encryption needs a dependency to open
+        raise errors.PdfPasswordProtectedError(PASSWORD_PROTECTED) from exc
+    except Exception as exc:  # whatever pypdf cannot parse
+        raise errors.InvalidPdfError(INVALID_PDF) from exc
+    if reader.is_encrypted:  # even with an empty user password: the API refuses it
+        raise errors.PdfPasswordProtectedError(PASSWORD_PROTECTED)
+    try:
+        return reader, len(reader.pages)
+    except Exception as exc:
+        raise errors.InvalidPdfError(INVALID_PDF) from exc
+
+
+def _subset(reader: PdfReader, pages: PageRange) -> bytes:
+    """PDF-SEND-1: a new PDF holding exactly the selected pages, in order."""
+    writer = PdfWriter()
+    buffer = io.BytesIO()
+    try:
+        for index in range(pages.first - 1, pages.last):
+            writer.add_page(reader.pages[index])
+        writer.write(buffer)
+    except Exception as exc:  # a page pypdf parsed but cannot copy
+        raise errors.InvalidPdfError(INVALID_PDF) from exc
+    return buffer.getvalue()
+
+
+def _check_size(size: int) -> None:
+    if size > MAX_SEND_BYTES:  # PDF-SIZE-1
+        raise errors.PdfTooLargeError(TOO_LARGE)
+
+
+def read(path: str, size: int, data: bytes | None, pages: str | None) -> ToolResult:
+    """The PDF, whole or the pages of ``pages``; records nothing (IMG-STATE-1).
+
+    ``size`` is the file's size from ``stat``; ``data`` its bytes when the
+    caller already read them.
+    """
+    if pages is None:
+        # PDF-SIZE-1: a whole read sends the file, so stat decides before any byte is read
+        _check_size(size)
+    if data is None:
+        data = fileio.read_bytes(path)
+    reader, count = _open(data)
+    if pages is None:
+        if count > MAX_PAGES_WITHOUT_RANGE:  # PDF-REQUIRE-1
+            raise errors.PdfPagesRequiredError(
+                f"This PDF has {count} pages, which is more than {MAX_PAGES_WITHOUT_RANGE}. "
+                'Read it in ranges with the pages parameter (for example pages: "1-5"), '
+                f"at most {MAX_PAGES_PER_CALL} pages per call."
+            )
+        sent = data  # PDF-SEND-1: the file's bytes, unchanged
+    else:
+        wanted = parse_pages(pages)
+        if wanted.first > count:  # PDF-RANGE-1
+            raise errors.PdfPageOutOfRangeError(
+                f"Page {wanted.first} is out of range: the PDF has {count} pages."
+            )
+        sent = _subset(reader, PageRange(wanted.first, min(wanted.last, count)))  # cut at the end
+        _check_size(len(sent))
+    return ToolResult(
+        data={
+            "type": "pdf",
+            "file": {
+                "filePath": path,
+                "base64": base64.b64encode(sent).decode("ascii"),
+                "originalSize": len(data),
+                "numPages": count,
+                "pages": pages,
+            },
+        }
+    )
+
+
+def to_blocks(data: Mapping[str, Any]) -> list[ContentBlock]:
+    """PDF-SEND-1: one document block."""
+    source = {"type": "base64", "media_type": "application/pdf", "data": data["file"]["base64"]}
+    return [{"type": "document", "source": source}]
