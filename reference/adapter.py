@@ -34,6 +34,7 @@ def serve(stdin: TextIO, stdout: TextIO) -> int:
         response = _answer(engine, line)
         stdout.write(json.dumps(response, ensure_ascii=False) + "\n")
         stdout.flush()
+    engine.handle({"seq": 0, "cmd": "end"})  # PROTO-EOF-1: background tasks killed (BASH-BG-1)
     return 0
 
 

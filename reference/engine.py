@@ -31,6 +31,7 @@ FEATURES: Final = (
     "images",
     "pdf",
     "notebooks",
+    "bash",
     "permissions",
     "hooks",
     "scheduler",
@@ -121,6 +122,8 @@ class Engine:
             if not isinstance(session_dir, str) or not os.path.isabs(session_dir):
                 raise BadRequest("session.session_dir must be an absolute path")
             os.makedirs(session_dir, exist_ok=True)  # PROTO-BEGIN-2
+        if self.session is not None:
+            self._end(request)  # PROTO-BEGIN-1: the open session ends first
         self.session = Session.create(
             root=root,
             cwd=cwd,
@@ -135,6 +138,8 @@ class Engine:
         return {"ok": True}
 
     def _end(self, _request: Mapping[str, Any]) -> dict[str, Any]:
+        if self.session is not None:
+            self.session.tasks.stop_all()  # PROTO-END-1, BASH-BG-1: background tasks killed
         if self.session is not None and self.session.owns_session_dir:  # PROTO-END-1
             shutil.rmtree(self.session.session_dir, ignore_errors=True)
         self.session = None

@@ -23,10 +23,12 @@ from reference.mcp_test_server import TEST_SERVER
 from reference.permissions.rules import denied_tool_names
 from reference.session import Session
 from reference.tool import Tool
+from reference.tools.bash import BASH_TOOL
 from reference.tools.edit import EDIT_TOOL
 from reference.tools.notebook_edit import NOTEBOOK_EDIT_TOOL
 from reference.tools.probe import PROBE_TOOL
 from reference.tools.read import READ_TOOL
+from reference.tools.task_tools import TASK_OUTPUT_TOOL, TASK_STOP_TOOL
 from reference.tools.tool_search import TOOL_SEARCH_TOOL
 from reference.tools.write import WRITE_TOOL
 
@@ -90,7 +92,16 @@ GATES: Final[Mapping[str, Gate]] = {
 
 def all_base_tools() -> list[Tool]:
     """The built-in tools before any gate or rule is applied (ToolSearch joins later)."""
-    return [READ_TOOL, WRITE_TOOL, EDIT_TOOL, NOTEBOOK_EDIT_TOOL, PROBE_TOOL]
+    return [
+        READ_TOOL,
+        WRITE_TOOL,
+        EDIT_TOOL,
+        NOTEBOOK_EDIT_TOOL,
+        BASH_TOOL,
+        TASK_OUTPUT_TOOL,
+        TASK_STOP_TOOL,
+        PROBE_TOOL,
+    ]
 
 
 def base_tools(session: Session) -> list[Tool]:

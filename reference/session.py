@@ -14,6 +14,7 @@ from reference.filestate import ReadFileState
 from reference.observer import Change, FileChangeObserver
 from reference.probeboard import ProbeBoard
 from reference.settings import PERMISSION_MODES, PermissionMode, Settings, positive_int
+from reference.tasks import TaskBoard
 
 DEFAULT_MAX_READ_TOKENS: Final = 25_000
 MAX_READ_TOKENS_ENV: Final = "CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS"
@@ -44,6 +45,12 @@ class Session:
     discovered_tools: set[str] = field(default_factory=set)  # REG-SEARCH-2
     probe_trail: tuple[str, ...] = ()  # the context's Probe trail between commands
     owns_session_dir: bool = False  # made by the engine: removed at end (PROTO-END-1)
+    original_cwd: str = ""  # TOOL-CONTEXT-1 / PERM-PATH-1: the cwd at begin ("" = cwd)
+    tasks: TaskBoard = field(default_factory=TaskBoard)  # BASH-BG-1: background tasks
+
+    def __post_init__(self) -> None:
+        if not self.original_cwd:
+            self.original_cwd = self.cwd
 
     @classmethod
     def create(
@@ -63,6 +70,7 @@ class Session:
         return cls(
             root=root,
             cwd=cwd or root,
+            original_cwd=cwd or root,
             home=home,
             env=env,
             settings=settings or Settings(),

@@ -186,7 +186,7 @@ def working_directories(session: Session) -> tuple[str, ...]:
     """
 
     def collect() -> tuple[str, ...]:
-        found = [session.root, session.cwd]
+        found = [session.root, session.original_cwd]  # never the current cwd
         for _source, entry in session.settings.permission_entries("additionalDirectories"):
             if entry == "~" or entry.startswith("~/"):
                 found.append(posixpath.join(session.home, entry[2:]))
@@ -194,7 +194,7 @@ def working_directories(session: Session) -> tuple[str, ...]:
                 found.append(entry)
         return tuple(dict.fromkeys(posixpath.normpath(d) for d in found))
 
-    key = ("working-directories", session.root, session.cwd, session.home)
+    key = ("working-directories", session.root, session.original_cwd, session.home)
     return session.settings.memo(key, collect)
 
 
@@ -258,7 +258,7 @@ def _path_rule(session: Session, rule: Rule, path: str) -> bool:
         rule.specifier,
         path,
         root=session.root,
-        cwd=session.cwd,  # PERM-PATH-1: the original cwd, never the call's current one
+        cwd=session.original_cwd,  # PERM-PATH-1: the original cwd, never the current one
         home=session.home,
         behavior=rule.behavior,
     )

@@ -63,7 +63,7 @@ def matching_deny_rule(session: Session, path: str, tools: tuple[str, ...]) -> R
             rule.specifier,
             path,
             root=session.root,
-            cwd=session.cwd,
+            cwd=session.original_cwd,  # PERM-PATH-1: relative rules never move with a cd
             home=session.home,
             behavior="deny",
         ):

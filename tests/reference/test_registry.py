@@ -98,14 +98,22 @@ def names(tools: Sequence[Tool]) -> list[str]:
 
 def test_read_edit_and_write_are_always_there_by_default(tmp_path: Path) -> None:
     """SPEC: REG-GATE-1"""
-    assert names(build_pool(session(tmp_path))) == ["Edit", "NotebookEdit", "Read", "Write"]
+    assert names(build_pool(session(tmp_path))) == [
+        "Bash",
+        "Edit",
+        "NotebookEdit",
+        "Read",
+        "TaskOutput",
+        "TaskStop",
+        "Write",
+    ]
 
 
 @pytest.mark.parametrize("value", ["1"])
 def test_simple_mode_removes_write_and_its_gate_group(tmp_path: Path, value: str) -> None:
     """SPEC: REG-GATE-1"""
     pool = build_pool(session(tmp_path, env={"CLAUDE_CODE_SIMPLE": value}))
-    assert names(pool) == ["Edit", "Read"]
+    assert names(pool) == ["Bash", "Edit", "Read"]
 
 
 @pytest.mark.parametrize("value", ["0", "", "true", "yes"])
@@ -155,10 +163,13 @@ def test_probe_test_server_and_tool_search_come_with_test_tools(tmp_path: Path) 
     """SPEC: REG-GATE-1, PROTO-TESTMCP-1, REG-ASSEMBLE-1"""
     pool = build_pool(session(tmp_path, test_tools=True))
     assert names(pool) == [
+        "Bash",
         "Edit",
         "NotebookEdit",
         "Probe",
         "Read",
+        "TaskOutput",
+        "TaskStop",
         "ToolSearch",
         "Write",
         "mcp__test__echo",
@@ -175,7 +186,14 @@ def test_a_disabled_tool_is_not_in_the_pool() -> None:
 @pytest.mark.parametrize("rule", ["Write", "Write(*)", "Write( * )"])
 def test_whole_tool_deny_removes_the_tool(tmp_path: Path, rule: str) -> None:
     """SPEC: REG-DENY-1, PERM-RULE-1"""
-    assert names(build_pool(session(tmp_path, deny=[rule]))) == ["Edit", "NotebookEdit", "Read"]
+    assert names(build_pool(session(tmp_path, deny=[rule]))) == [
+        "Bash",
+        "Edit",
+        "NotebookEdit",
+        "Read",
+        "TaskOutput",
+        "TaskStop",
+    ]
 
 
 @pytest.mark.parametrize("rule", ["Write(a.txt)", "Write(**)", "write", "Writ"])
@@ -235,10 +253,13 @@ def test_tool_search_is_there_only_when_the_assembled_pool_holds_a_deferred_tool
     assert "ToolSearch" not in names(build_pool(session(tmp_path)))
     denied = session(tmp_path, test_tools=True, deny=["ToolSearch"])
     assert names(build_pool(denied)) == [
+        "Bash",
         "Edit",
         "NotebookEdit",
         "Probe",
         "Read",
+        "TaskOutput",
+        "TaskStop",
         "Write",
         "mcp__test__echo",
     ]
@@ -361,10 +382,13 @@ def test_tools_command_answers_export_and_deferred_names(begin: Begin) -> None:
     answer = engine.handle({"seq": 7, "cmd": "tools"})
     assert answer["seq"] == 7
     assert names_of(answer["tools"]) == [
+        "Bash",
         "Edit",
         "NotebookEdit",
         "Probe",
         "Read",
+        "TaskOutput",
+        "TaskStop",
         "ToolSearch",
         "Write",
     ]

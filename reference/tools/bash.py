@@ -1,0 +1,431 @@
+"""Bash: one shell command per call, in its own process group (SPEC.md section 17.4).
+
+Theory of operation. A foreground call runs ``SHELL -c SCRIPT`` (BASH-EXEC-1)
+where SCRIPT is the command preceded, on the same line, by an ``EXIT`` trap
+that writes the shell's logical working directory to a file the engine
+chose; when the shell ends, that directory becomes the session's ``cwd``
+through a context modifier, or the original ``cwd`` with a notice when it is
+outside the working directories (BASH-CWD-1). Nothing else of the shell
+survives it (BASH-ENV-1). One loop reads the merged output, reports progress
+(BASH-PROGRESS-1), and stops the process group on timeout (BASH-TIMEOUT-2)
+or abort (SCHED-ABORT-1): SIGTERM, then SIGKILL two seconds later.
+
+A background call (BASH-BG-1) hands the command, without the trap, to the
+session's task board (:mod:`reference.tasks`) and returns at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import Field
+
+from reference import errors
+from reference.abort import AbortSignal
+from reference.permissions import bash_rules
+from reference.permissions.checks import check_bash_permissions
+from reference.permissions.decision import is_inside_working_directories
+from reference.settings import positive_int
+from reference.tasks import (
+    STOP_GRACE_S,
+    choose_shell,
+    exit_code,
+    shell_environment,
+    signal_group,
+    spawn,
+)
+from reference.tool import (
+    ContextModifier,
+    ResultContent,
+    Tool,
+    ToolResult,
+    ToolUseContext,
+    build_tool,
+)
+from reference.tools._common import JsonInt, StrictInput
+
+NAME: Final = "Bash"
+DEFAULT_TIMEOUT_MS: Final = 120_000  # BASH-TIMEOUT-1
+MAX_TIMEOUT_MS: Final = 600_000
+DEFAULT_TIMEOUT_ENV: Final = "BASH_DEFAULT_TIMEOUT_MS"
+MAX_TIMEOUT_ENV: Final = "BASH_MAX_TIMEOUT_MS"
+MAINTAIN_CWD_ENV: Final = "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR"
+NO_BACKGROUND_ENV: Final = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"
+MAX_RESULT_CHARS: Final = 30_000  # TOOL-PROPS-1, BASH-RESULT-1
+NO_OUTPUT: Final = "Tool ran without output or errors"  # BASH-RESULT-1
+FAILURE_OUTPUT_LIMIT: Final = 10_000  # BASH-FAIL-2
+FAILURE_OUTPUT_KEEP: Final = 5_000
+PROGRESS_INTERVAL_S: Final = 0.5  # BASH-PROGRESS-1
+PROGRESS_LINES: Final = 5
+TICK_S: Final = 0.05
+DRAIN_S: Final = 0.25  # output a detached grandchild keeps open is read this long
+READ_CHUNK: Final = 65536
+# BASH-EXIT-1: programs for which exit code 1 is not a failure.
+EXIT_ONE_OK: Final = frozenset({"grep", "egrep", "fgrep", "rg", "find", "diff", "test", "["})
+GIT_EXIT_ONE_OK: Final = frozenset({"diff", "grep"})
+
+
+class BashInput(StrictInput):
+    command: str = Field(description="The command to execute")
+    timeout: JsonInt | None = Field(
+        default=None, ge=1, description="Optional timeout in milliseconds"
+    )
+    description: str | None = Field(
+        default=None, description="A short description of what the command does"
+    )
+    run_in_background: bool = Field(
+        default=False, description="Run the command in the background; read it with TaskOutput"
+    )
+
+
+class EmptyCommandError(errors.Refusal):
+    error_name = "EmptyCommandError"
+
+
+class InvalidCommandError(errors.Refusal):
+    error_name = "InvalidCommandError"
+
+
+class BackgroundTasksDisabledError(errors.Refusal):
+    error_name = "BackgroundTasksDisabledError"
+
+
+class ShellError(errors.ToolCallError):
+    """BASH-FAIL-1: the command exited with a failing code."""
+
+    error_name = "ShellError"
+
+
+class BashTimeoutError(errors.ToolCallError):
+    """BASH-TIMEOUT-2: the command was stopped at its timeout."""
+
+    error_name = "BashTimeoutError"
+
+
+def is_read_only(inp: BashInput) -> bool:
+    """BASH-READONLY-1 (also concurrency safety, TOOL-PROPS-1)."""
+    return bash_rules.is_read_only_command(inp.command)
+
+
+def validate_input(inp: BashInput, ctx: ToolUseContext) -> None:
+    """BASH-VALIDATE-1: the table of section 17.4, in order."""
+    if not inp.command.strip():
+        raise EmptyCommandError("Command must not be empty.")
+    if "\x00" in inp.command:
+        raise InvalidCommandError("Command must not contain NUL characters.")
+    if inp.run_in_background and ctx.session.env.get(NO_BACKGROUND_ENV) == "1":
+        raise BackgroundTasksDisabledError("Background tasks are disabled in this session.")
+
+
+def timeout_ms(requested: int | None, env: Mapping[str, str]) -> int:
+    """BASH-TIMEOUT-1: the default, or the request reduced to the ceiling."""
+    default = positive_int(env.get(DEFAULT_TIMEOUT_ENV)) or DEFAULT_TIMEOUT_MS
+    ceiling = max(default, positive_int(env.get(MAX_TIMEOUT_ENV)) or MAX_TIMEOUT_MS)
+    return default if requested is None else min(requested, ceiling)
+
+
+def format_timeout(ms: int) -> str:
+    """BASH-TIMEOUT-2: ``1s``, ``1.5s`` below a minute; ``2m 0s`` from a minute on."""
+    if ms < 60_000:
+        return f"{ms / 1000:.3f}".rstrip("0").rstrip(".") + "s"
+    return f"{ms // 60_000}m {ms % 60_000 // 1000}s"
+
+
+def shorten_for_failure(output: str) -> str:
+    """BASH-FAIL-2: over 10,000 characters, the first and last 5,000 around a marker."""
+    if len(output) <= FAILURE_OUTPUT_LIMIT:
+        return output
+    cut = len(output) - 2 * FAILURE_OUTPUT_KEEP
+    return (
+        f"{output[:FAILURE_OUTPUT_KEEP]}\n\n... [{cut} characters truncated] ...\n\n"
+        f"{output[-FAILURE_OUTPUT_KEEP:]}"
+    )
+
+
+def exit_one_is_success(command: str) -> bool:
+    """BASH-EXIT-1: the last part's program is one whose exit code 1 means "nothing found"."""
+    parts = bash_rules.split_command(command)
+    if not parts:
+        return False
+    words = [
+        token.value
+        for token in bash_rules.tokens(bash_rules.strip_assignments(parts[-1]))
+        if isinstance(token, bash_rules.Word)
+    ]
+    if not words:
+        return False
+    if words[0] == "git":
+        return len(words) > 1 and words[1] in GIT_EXIT_ONE_OK
+    return words[0] in EXIT_ONE_OK
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """How a foreground command ended: its output, exit code, and why it stopped early."""
+
+    output: bytes
+    code: int
+    stopped: str | None  # "timeout", "abort" or None
+
+
+class _Progress:
+    """BASH-PROGRESS-1: the last lines so far, at most every 500 ms, within a second."""
+
+    def __init__(self, report: Callable[[Mapping[str, Any]], None], started: float) -> None:
+        self.report = report
+        self.started = started
+        self.pending_since: float | None = None
+
+    def grew(self, now: float) -> None:
+        if self.pending_since is None:
+            self.pending_since = now
+
+    def tick(self, now: float, output: bytearray) -> None:
+        """Report once new output has waited 500 ms: so at most every 500 ms."""
+        if self.pending_since is None or now - self.pending_since < PROGRESS_INTERVAL_S:
+            return
+        self.pending_since = None
+        end = len(output)
+        while end and output[end - 1] == 0x0A:  # trailing newlines are no lines
+            end -= 1
+        start = end
+        for _ in range(PROGRESS_LINES):  # only the tail is decoded
+            start = output.rfind(b"\n", 0, start)
+            if start < 0:
+                break
+        self.report(
+            {
+                "type": "bash_progress",
+                "output": decode(bytes(output[start + 1 : end])),
+                "total_lines": output.count(b"\n", 0, end) + 1 if end else 0,
+                "elapsed_ms": int((now - self.started) * 1000),
+            }
+        )
+
+
+def decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def run_foreground(
+    argv: list[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    timeout_s: float,
+    abort: AbortSignal,
+    report: Callable[[Mapping[str, Any]], None],
+) -> Finished:
+    """Run one command to its end, its timeout or its abort; never leave the shell running.
+
+    Raises:
+        OSError: the process could not be started.
+    """
+    process = spawn(argv, cwd=cwd, env=env, stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    fd = process.stdout.fileno()
+    readable = select.poll()  # poll, not select: no limit on the descriptor's number
+    readable.register(fd, select.POLLIN | select.POLLHUP)
+    output = bytearray()
+    started = time.monotonic()
+    progress = _Progress(report, started)
+    deadline = started + timeout_s
+    stopped: str | None = None
+    kill_at: float | None = None
+    exited_at: float | None = None
+    eof = False
+    try:
+        while True:
+            if eof:  # the shell closed its output but runs on: wait a tick (or the abort)
+                if stopped is None:
+                    abort.wait(TICK_S)
+                else:
+                    time.sleep(TICK_S)
+            elif readable.poll(TICK_S * 1000):
+                chunk = os.read(fd, READ_CHUNK)
+                if chunk:
+                    output += chunk
+                    progress.grew(time.monotonic())
+                else:
+                    eof = True
+            now = time.monotonic()
+            if process.poll() is not None:
+                exited_at = exited_at if exited_at is not None else now
+                if eof or now - exited_at >= DRAIN_S:
+                    break  # DRAIN_S: a backgrounded grandchild may hold the pipe open
+                continue
+            if stopped is None:
+                if abort.is_set():
+                    stopped = "abort"  # SCHED-ABORT-1
+                elif now >= deadline:
+                    stopped = "timeout"  # BASH-TIMEOUT-2
+                if stopped is not None:
+                    signal_group(process.pid, signal.SIGTERM)
+                    kill_at = now + STOP_GRACE_S
+                else:
+                    progress.tick(now, output)
+            elif kill_at is not None and now >= kill_at:
+                signal_group(process.pid, signal.SIGKILL)
+                kill_at = None
+    finally:
+        if process.poll() is None:  # an unexpected error above: never leave it running
+            signal_group(process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=5)
+        process.stdout.close()
+    code = process.returncode if process.returncode is not None else -signal.SIGKILL
+    return Finished(bytes(output), exit_code(code), stopped)
+
+
+def _with_cwd_trap(command: str, cwd_file: str) -> str:
+    """The script: an EXIT trap recording ``pwd -L`` (BASH-CWD-1), then the command."""
+    action = f"pwd -L >| {shlex.quote(cwd_file)} 2>/dev/null"
+    return f"trap {shlex.quote(action)} EXIT; {command}"
+
+
+def _final_cwd(cwd_file: str) -> str | None:
+    try:
+        with open(cwd_file, encoding="utf-8", errors="surrogateescape") as handle:
+            text = handle.read().rstrip("\n")
+    except OSError:
+        return None
+    return text if text.startswith("/") else None
+
+
+def _cwd_outcome(shell_cwd: str | None, ctx: ToolUseContext) -> tuple[str | None, str]:
+    """BASH-CWD-1: the session cwd after the command (None: unchanged) and the reset line."""
+    session = ctx.session
+    if shell_cwd is None or session.env.get(MAINTAIN_CWD_ENV) == "1":
+        return None, ""
+    if is_inside_working_directories(shell_cwd, session):  # PERM-DIRS-1
+        return shell_cwd, ""
+    return session.original_cwd, f"Shell cwd was reset to {session.original_cwd}"
+
+
+def _start_directory(ctx: ToolUseContext) -> str:
+    """BASH-EXEC-1: the current cwd; the original one when the current was removed."""
+    return ctx.cwd if os.path.isdir(ctx.cwd) else ctx.session.original_cwd
+
+
+def call(inp: BashInput, ctx: ToolUseContext) -> ToolResult:
+    session = ctx.session
+    shell = choose_shell(session.env)
+    env = shell_environment(session.env, session.home)
+    if inp.run_in_background:
+        return _background(inp, ctx, [shell, "-c", inp.command], env)
+    limit = timeout_ms(inp.timeout, session.env)
+    handle, cwd_file = tempfile.mkstemp(prefix="toolsys-bash-cwd-")
+    os.close(handle)
+    try:
+        finished = run_foreground(
+            [shell, "-c", _with_cwd_trap(inp.command, cwd_file)],
+            cwd=_start_directory(ctx),
+            env=env,
+            timeout_s=limit / 1000,
+            abort=ctx.abort,
+            report=ctx.progress,  # BASH-PROGRESS-1, TOOL-CALL-1
+        )
+        shell_cwd = _final_cwd(cwd_file)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(cwd_file)
+    output = decode(finished.output).rstrip("\n")
+    if finished.stopped == "abort":
+        raise errors.CallAbortedError("aborted")  # SCHED-ABORT-1
+    if finished.stopped == "timeout":  # BASH-TIMEOUT-2
+        lines = [shorten_for_failure(output)] if output else []
+        lines.append(f"Command timed out after {format_timeout(limit)}")
+        raise BashTimeoutError("\n".join(lines))
+    new_cwd, reset_line = _cwd_outcome(shell_cwd, ctx)
+    code = finished.code
+    if code != 0 and not (code == 1 and exit_one_is_success(inp.command)):  # BASH-EXIT-1
+        lines = [f"Exit code {code}"]  # BASH-FAIL-1, BASH-FAIL-2
+        lines += [shorten_for_failure(output)] if output else []
+        lines += [reset_line] if reset_line else []
+        raise ShellError("\n".join(lines))
+    return ToolResult(  # BASH-RESULT-1
+        {
+            "stdout": output,
+            "stderr": reset_line,
+            "exitCode": code,
+            "interrupted": False,
+            "backgroundTaskId": None,
+        },
+        context_modifier=None if new_cwd is None else _cwd_modifier(new_cwd),
+    )
+
+
+def _cwd_modifier(cwd: str) -> ContextModifier:
+    """BASH-CWD-1: applied between batches when the call was not concurrency-safe."""
+
+    def modify(ctx: ToolUseContext) -> ToolUseContext:
+        return ctx.with_cwd(cwd)  # SCHED-CONTEXT-1, TOOL-MODIFIER-1
+
+    return modify
+
+
+def _background(
+    inp: BashInput, ctx: ToolUseContext, argv: list[str], env: Mapping[str, str]
+) -> ToolResult:
+    """BASH-BG-1: start the task and return at once; no timeout, no cwd change."""
+    session = ctx.session
+    task = session.tasks.start(
+        inp.command,
+        argv,
+        cwd=_start_directory(ctx),
+        env=env,
+        directory=os.path.join(session.session_dir, "tasks"),
+    )
+    notice = (
+        f"Command running in background with ID: {task.task_id}. "
+        f"Output is being written to: {task.output_path}"
+    )
+    return ToolResult(
+        {
+            "stdout": notice,
+            "stderr": "",
+            "exitCode": None,
+            "interrupted": False,
+            "backgroundTaskId": task.task_id,
+        }
+    )
+
+
+def map_result(data: Mapping[str, Any]) -> ResultContent:
+    """BASH-RESULT-1: the output, then the reset line; the fixed text when both are empty."""
+    text = "\n".join(part for part in (data["stdout"], data["stderr"]) if part)
+    return text or NO_OUTPUT
+
+
+BASH_TOOL: Final[Tool] = build_tool(
+    name=NAME,
+    input_model=BashInput,
+    call=call,
+    validate_input=validate_input,
+    description=(
+        "Executes a shell command in the session's working directory and returns its "
+        "output. The working directory carries over between calls; nothing else does."
+    ),
+    error_codes={
+        EmptyCommandError: 1,
+        InvalidCommandError: 2,
+        BackgroundTasksDisabledError: 3,
+    },
+    is_concurrency_safe=is_read_only,  # BASH-READONLY-1
+    is_read_only=is_read_only,
+    map_result=map_result,
+    max_result_size_chars=MAX_RESULT_CHARS,
+    check_permissions=check_bash_permissions,  # BASH-PERM-1
+    classifier_input=lambda inp: inp.command,
+    interrupt_behavior="block",
+)
