@@ -1,0 +1,34 @@
+"""Write puts content on disk verbatim, whatever the line endings of the old file."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.properties import strategies as s
+from conformance.properties.driver import Implementation
+
+pytestmark = pytest.mark.requires("read", "write")
+
+
+@given(
+    content=s.write_contents,
+    old=st.none() | s.plain_texts.flatmap(lambda t: s.with_line_endings(t, "crlf")),
+)
+def test_write_content_is_written_verbatim(
+    implementation: Implementation, content: str, old: str | None
+) -> None:
+    """The bytes on disk are exactly the content's UTF-8, over a CRLF file or a new one.
+
+    SPEC: WRITE-CONTENT-1, WRITE-EOL-1, WRITE-NEW-1, WRITE-READ-1, WRITE-ENC-1.
+    """
+    with implementation.session() as session:
+        path = str(session.path("sub/w.txt"))
+        if old is not None:
+            session.write_file("sub/w.txt", old.encode("utf-8"))
+            read = session.call("Read", file_path=path)
+            assert read.done, f"Read before the Write: {read}"
+        result = session.call("Write", file_path=path, content=content)
+        assert result.done, str(result)
+        assert session.path("sub/w.txt").read_bytes() == content.encode("utf-8")
