@@ -28,6 +28,8 @@ FEATURES: Final = (
     "notebook_edit",
     "dedup",
     "token_gate",
+    "glob",
+    "grep",
     "images",
     "pdf",
     "notebooks",

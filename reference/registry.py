@@ -25,6 +25,8 @@ from reference.session import Session
 from reference.tool import Tool
 from reference.tools.bash import BASH_TOOL
 from reference.tools.edit import EDIT_TOOL
+from reference.tools.glob import GLOB_TOOL
+from reference.tools.grep import GREP_TOOL
 from reference.tools.notebook_edit import NOTEBOOK_EDIT_TOOL
 from reference.tools.probe import PROBE_TOOL
 from reference.tools.read import READ_TOOL
@@ -100,6 +102,8 @@ def all_base_tools() -> list[Tool]:
         BASH_TOOL,
         TASK_OUTPUT_TOOL,
         TASK_STOP_TOOL,
+        GLOB_TOOL,
+        GREP_TOOL,
         PROBE_TOOL,
     ]
 

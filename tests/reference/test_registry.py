@@ -101,6 +101,8 @@ def test_read_edit_and_write_are_always_there_by_default(tmp_path: Path) -> None
     assert names(build_pool(session(tmp_path))) == [
         "Bash",
         "Edit",
+        "Glob",
+        "Grep",
         "NotebookEdit",
         "Read",
         "TaskOutput",
@@ -165,6 +167,8 @@ def test_probe_test_server_and_tool_search_come_with_test_tools(tmp_path: Path) 
     assert names(pool) == [
         "Bash",
         "Edit",
+        "Glob",
+        "Grep",
         "NotebookEdit",
         "Probe",
         "Read",
@@ -189,6 +193,8 @@ def test_whole_tool_deny_removes_the_tool(tmp_path: Path, rule: str) -> None:
     assert names(build_pool(session(tmp_path, deny=[rule]))) == [
         "Bash",
         "Edit",
+        "Glob",
+        "Grep",
         "NotebookEdit",
         "Read",
         "TaskOutput",
@@ -255,6 +261,8 @@ def test_tool_search_is_there_only_when_the_assembled_pool_holds_a_deferred_tool
     assert names(build_pool(denied)) == [
         "Bash",
         "Edit",
+        "Glob",
+        "Grep",
         "NotebookEdit",
         "Probe",
         "Read",
@@ -384,6 +392,8 @@ def test_tools_command_answers_export_and_deferred_names(begin: Begin) -> None:
     assert names_of(answer["tools"]) == [
         "Bash",
         "Edit",
+        "Glob",
+        "Grep",
         "NotebookEdit",
         "Probe",
         "Read",

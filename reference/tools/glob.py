@@ -1,0 +1,432 @@
+"""Glob: files whose path matches a pattern, newest first (SPEC.md section 17.2).
+
+The walk starts at the literal leading directories of each brace alternative
+of the pattern (``src/**/*.py`` walks ``src`` only) and descends no deeper
+than a pattern without ``**`` can match; it never enters ``.git`` or a
+symlinked directory (GLOB-WALK-1). Hidden entries and ``.gitignore`` apply
+only when the session environment switches them (GLOB-HIDDEN-1,
+GLOB-IGNORE-1); ``Read`` deny rules filter what is found (PERM-FILTER-1).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import stat as statmod
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import Field
+
+from reference import errors, paths
+from reference.abort import AbortSignal
+from reference.gitignore import GLOB_IGNORE_FILES, Chain, IgnoreFiles
+from reference.permissions.checks import working_directories_check
+from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
+from reference.tools._common import StrictInput
+from reference.tools._search import (
+    NotADirectoryRefusal,
+    PathDoesNotExistError,
+    env_is_false,
+    mtime_ns,
+    newest_first,
+    shown_filter,
+)
+
+NAME: Final = "Glob"
+MAX_RESULTS: Final = 100  # GLOB-SORT-1
+HIDDEN_ENV: Final = "CLAUDE_CODE_GLOB_HIDDEN"  # GLOB-HIDDEN-1
+NO_IGNORE_ENV: Final = "CLAUDE_CODE_GLOB_NO_IGNORE"  # GLOB-IGNORE-1
+TRUNCATED_NOTE: Final = (
+    "(Results are truncated. Consider using a more specific path or pattern.)"  # GLOB-OUTPUT-1
+)
+NO_FILES: Final = "No files found"
+MAGIC: Final = frozenset("*?[{")
+MAX_BRACE_EXPANSIONS: Final = 4096  # a bound on the work one pattern can ask for
+
+
+class GlobInput(StrictInput):
+    pattern: str = Field(description="The glob pattern to match files against")
+    path: str | None = Field(
+        default=None,
+        description="The directory to search in; the current working directory when omitted",
+    )
+
+
+# --- the pattern (GLOB-SYNTAX-1) -------------------------------------------------------
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """GLOB-SYNTAX-1: ``{a,b}`` alternatives, nested; a group without a comma is literal.
+
+    An unbalanced brace is literal. A backslash keeps the next character literal.
+    """
+    group = _first_group(pattern)
+    if group is None:
+        return [pattern]
+    start, end, alternatives = group
+    head, tail = pattern[:start], pattern[end + 1 :]
+    expanded: list[str] = []
+    for tail_variant in expand_braces(tail):
+        for alternative in alternatives:
+            for middle in expand_braces(alternative):
+                expanded.append(head + middle + tail_variant)
+                if len(expanded) > MAX_BRACE_EXPANSIONS:
+                    return expanded
+    return expanded
+
+
+def _first_group(pattern: str) -> tuple[int, int, list[str]] | None:
+    """The first brace group with a comma at its top level: (start, end, alternatives)."""
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "{":
+            close, commas = _group_extent(pattern, i)
+            if close is not None and commas:
+                parts, last = [], i + 1
+                for comma in commas:
+                    parts.append(pattern[last:comma])
+                    last = comma + 1
+                parts.append(pattern[last:close])
+                return i, close, parts
+        i += 1
+    return None
+
+
+def _group_extent(pattern: str, start: int) -> tuple[int | None, list[int]]:
+    """The index of the brace closing the one at ``start`` and its top-level commas."""
+    depth, i = 0, start
+    commas: list[int] = []
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return i, commas
+        elif char == "," and depth == 1:
+            commas.append(i)
+        i += 1
+    return None, []
+
+
+def _segment_regex(segment: str) -> str:
+    """GLOB-SYNTAX-1 within one segment: ``*``, ``?``, ``[...]``, escapes; never ``/``."""
+    out, i, n = [], 0, len(segment)
+    while i < n:
+        char = segment[i]
+        if char == "*":
+            while i < n and segment[i] == "*":
+                i += 1
+            out.append("[^/]*")
+            continue
+        if char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            parsed = _class_regex(segment, i)
+            if parsed is not None:
+                regex, i = parsed
+                out.append(regex)
+                continue
+            out.append(re.escape(char))
+        elif char == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(segment[i]))
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
+
+
+def _class_regex(segment: str, start: int) -> tuple[str, int] | None:
+    """``[...]`` at ``start`` (``[!...]``/``[^...]`` negated), or None when unclosed."""
+    i = start + 1
+    negated = i < len(segment) and segment[i] in "!^"
+    if negated:
+        i += 1
+    members: list[str] = []
+    first = True
+    while i < len(segment) and (segment[i] != "]" or first):
+        first = False
+        char = segment[i]
+        if char == "\\" and i + 1 < len(segment):
+            i += 1
+            char = segment[i]
+        if char == "-" and members and i + 1 < len(segment) and segment[i + 1] != "]":
+            members.append("-")
+        else:
+            members.append(char if char.isalnum() else f"\\U{ord(char):08x}")
+        i += 1
+    if i >= len(segment):
+        return None
+    body = "".join(members)
+    return (f"[^/{body}]" if negated else f"(?!/)[{body}]"), i + 1
+
+
+def pattern_regex(pattern: str) -> str:
+    """One brace-free pattern as a regex over ``/``-separated relative paths.
+
+    ``**`` as a whole segment matches zero or more segments (GLOB-SYNTAX-1).
+    """
+    segments = [s for s in pattern.split("/") if s != ""]
+    out: list[str] = []
+    pending_globstar = False
+    for segment in segments:
+        if segment == "**":
+            pending_globstar = True
+            continue
+        piece = _segment_regex(segment)
+        if out:
+            out.append("/(?:.*/)?" if pending_globstar else "/")
+        elif pending_globstar:
+            out.append("(?:.*/)?")
+        out.append(piece)
+        pending_globstar = False
+    if pending_globstar:
+        out.append("(?:/.*)?" if out else ".*")
+    return "".join(out)
+
+
+def _has_magic(segment: str) -> bool:
+    return any(char in MAGIC or char == "\\" for char in segment)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Where to walk and what to match for one brace alternative."""
+
+    regex: re.Pattern[str]
+    start: tuple[str, ...]  # the literal leading directories: where the walk starts
+    max_depth: int | None  # segments below the start; None when ``**`` is present
+
+
+def plan(pattern: str) -> tuple[_Plan, ...]:
+    """The walk for a relative pattern, one start per brace alternative."""
+    plans = []
+    for alternative in expand_braces(pattern.removeprefix("./")):
+        segments = [s for s in alternative.split("/") if s != ""]
+        literal: list[str] = []
+        for segment in segments[:-1]:
+            if _has_magic(segment) or segment in (".", ".."):
+                break
+            literal.append(segment)
+        rest = segments[len(literal) :]
+        max_depth = None if "**" in rest else len(rest)
+        regex = re.compile(pattern_regex(alternative) + r"\Z", re.DOTALL)
+        plans.append(_Plan(regex, tuple(literal), max_depth))
+    return tuple(plans)
+
+
+def base_of(pattern: str, path: str) -> tuple[str, str]:
+    """GLOB-BASE-1: the search directory and the pattern relative to it.
+
+    An absolute pattern's base is its segments before the first holding ``*``,
+    ``?``, ``[`` or ``{`` (for a pattern without any: its directory).
+    """
+    if not pattern.startswith("/"):
+        return path, pattern
+    segments = pattern.split("/")
+    for index, segment in enumerate(segments):
+        if any(char in MAGIC for char in segment):
+            base = "/".join(segments[:index]) or "/"
+            return posixpath.normpath(base), "/".join(segments[index:])
+    base, name = posixpath.split(pattern)
+    return posixpath.normpath(base or "/"), name
+
+
+# --- the walk (GLOB-WALK-1, GLOB-HIDDEN-1, GLOB-IGNORE-1) ---------------------------------
+
+
+@dataclass(slots=True)
+class _Walker:
+    search_dir: str
+    include_hidden: bool
+    ignores: IgnoreFiles | None
+    abort: AbortSignal
+
+    def entries(self, start: tuple[str, ...], max_depth: int | None) -> Iterator[tuple[str, str]]:
+        """(relative path, absolute path) of every file below ``start`` the rules allow."""
+        directory, chain = self.search_dir, self._root_chain()
+        for name in start:  # the literal leading directories, checked like walked ones
+            if name == ".git" or (not self.include_hidden and name.startswith(".")):
+                return
+            child = posixpath.join(directory, name)
+            try:
+                st = os.lstat(child)
+            except OSError:
+                return
+            if not statmod.S_ISDIR(st.st_mode):  # GLOB-WALK-1: symlinked dirs not entered
+                return
+            if self.ignores is not None and self.ignores.is_ignored(chain, child, True):
+                return
+            directory = child
+            chain = self._extend(chain, directory, None)
+        prefix = "/".join(start)
+        yield from self._walk(directory, prefix, chain, max_depth)
+
+    def _root_chain(self) -> Chain:
+        if self.ignores is None:
+            return ()
+        return self.ignores.chain_for(self.search_dir)
+
+    def _extend(self, chain: Chain, directory: str, present: set[str] | None) -> Chain:
+        if self.ignores is None:
+            return chain
+        return self.ignores.extend(chain, directory, present)
+
+    def _walk(
+        self, directory: str, prefix: str, chain: Chain, depth: int | None
+    ) -> Iterator[tuple[str, str]]:
+        if depth is not None and depth <= 0:
+            return
+        if self.abort.is_set():
+            raise errors.CallAbortedError("aborted")
+        try:
+            with os.scandir(directory) as listing:
+                found = list(listing)
+        except OSError:
+            return
+        below: list[tuple[str, str]] = []
+        for entry in found:
+            name = entry.name
+            if not self.include_hidden and name.startswith("."):
+                continue  # GLOB-HIDDEN-1
+            rel = f"{prefix}/{name}" if prefix else name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if name != ".git":  # GLOB-WALK-1
+                        below.append((entry.path, rel))
+                    continue
+                if not entry.is_file(follow_symlinks=True):
+                    continue  # GLOB-WALK-1: regular files and links to them only
+            except OSError:
+                continue
+            if self.ignores is not None and self.ignores.is_ignored(chain, entry.path, False):
+                continue  # GLOB-IGNORE-1
+            yield rel, entry.path
+        next_depth = None if depth is None else depth - 1
+        if next_depth is not None and next_depth <= 0:
+            return
+        for path, rel in below:
+            if self.ignores is not None and self.ignores.is_ignored(chain, path, True):
+                continue  # GLOB-IGNORE-1: an excluded directory is not entered
+            yield from self._walk(path, rel, self._extend(chain, path, None), next_depth)
+
+
+# --- the tool ---------------------------------------------------------------------------
+
+
+def get_path(inp: GlobInput, ctx: ToolUseContext) -> str | None:
+    """TOOL-PATH-1: the search directory, or the base of an absolute pattern (GLOB-BASE-1)."""
+    if paths.has_nul(inp.pattern):
+        return None
+    if inp.path is not None and (paths.has_nul(inp.path) or paths.is_unc(inp.path)):
+        return None
+    path = ctx.cwd if inp.path is None else ctx.expand(inp.path)
+    return base_of(inp.pattern, path)[0]
+
+
+def validate_input(inp: GlobInput, ctx: ToolUseContext) -> None:
+    """GLOB-VALIDATE-1: the table of SPEC.md 17.2, in order."""
+    if paths.has_nul(inp.pattern) or (inp.path is not None and paths.has_nul(inp.path)):
+        raise errors.InvalidPathError("Pattern and path must not contain NUL characters.")
+    if inp.path is None:
+        return
+    if paths.is_unc(inp.path):  # FILE-PATH-3
+        raise errors.UncPathError("UNC paths are not supported: refusing to touch a network share.")
+    path = ctx.expand(inp.path)
+    if not os.path.lexists(path):
+        raise PathDoesNotExistError(
+            f"Directory does not exist: {path}. Note: your current working directory is {ctx.cwd}."
+        )
+    if not os.path.isdir(path):
+        raise NotADirectoryRefusal(f"Path is not a directory: {path}")
+
+
+def find(inp: GlobInput, ctx: ToolUseContext) -> tuple[list[str], bool]:
+    """The matches shown, newest first and capped, and whether there were more."""
+    path = ctx.cwd if inp.path is None else ctx.expand(inp.path)
+    search_dir, pattern = base_of(inp.pattern, path)  # GLOB-BASE-1
+    env_session = ctx.session
+    walker = _Walker(
+        search_dir=search_dir,
+        include_hidden=not env_is_false(env_session, HIDDEN_ENV),
+        ignores=(
+            IgnoreFiles(GLOB_IGNORE_FILES, top=env_session.root)
+            if env_is_false(env_session, NO_IGNORE_ENV)
+            else None
+        ),
+        abort=ctx.abort,
+    )
+    if not os.path.isdir(search_dir):
+        return [], False
+    shown = shown_filter(env_session)
+    found: dict[str, int] = {}
+    for step in plan(pattern):
+        for rel, absolute in walker.entries(step.start, step.max_depth):
+            if absolute in found or not step.regex.match(rel):
+                continue
+            if shown(absolute):  # PERM-FILTER-1: counted only when shown
+                found[absolute] = mtime_ns(absolute)
+    ordered = newest_first(found.items())  # GLOB-SORT-1
+    return ordered[:MAX_RESULTS], len(ordered) > MAX_RESULTS
+
+
+def call(inp: GlobInput, ctx: ToolUseContext) -> ToolResult:
+    started = time.monotonic()
+    filenames, truncated = find(inp, ctx)
+    return ToolResult(
+        data={  # GLOB-OUTPUT-1
+            "durationMs": round((time.monotonic() - started) * 1000),
+            "numFiles": len(filenames),
+            "filenames": filenames,
+            "truncated": truncated,
+        }
+    )
+
+
+def map_result(data: Mapping[str, Any]) -> ResultContent:
+    """GLOB-OUTPUT-1: absolute paths one per line, the truncation note, or ``No files found``."""
+    filenames = list(data["filenames"])
+    if not filenames:
+        return NO_FILES
+    if data["truncated"]:
+        filenames.append(TRUNCATED_NOTE)
+    return "\n".join(filenames)
+
+
+GLOB_TOOL: Final[Tool] = build_tool(
+    name=NAME,
+    input_model=GlobInput,
+    call=call,
+    validate_input=validate_input,
+    description=(
+        "Fast file pattern matching. Supports glob patterns like '**/*.js' or "
+        "'src/**/*.{ts,tsx}'; returns matching file paths, most recently modified first."
+    ),
+    error_codes={
+        errors.InvalidPathError: 1,
+        errors.UncPathError: 2,
+        PathDoesNotExistError: 3,
+        NotADirectoryRefusal: 4,
+    },
+    is_concurrency_safe=lambda _inp: True,  # TOOL-PROPS-1
+    is_read_only=lambda _inp: True,
+    map_result=map_result,
+    path_fields=("path",),
+    get_path=get_path,
+    path_rules="read",  # PERM-RULE-2: Read rules govern Glob
+    classifier_input=lambda inp: inp.pattern,
+    check_permissions=working_directories_check(get_path),  # PERM-READ-1
+)

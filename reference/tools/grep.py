@@ -1,0 +1,285 @@
+"""Grep: ripgrep's search over files, in three output modes (SPEC.md section 17.3).
+
+Two engines give the same results (GREP-ENGINE-1): ``rg`` when it is on the
+engine's ``PATH`` (``_grep_rg``), a pure-Python one otherwise
+(``_grep_python``). The engine process's ``TOOLSYS_GREP_ENGINE`` picks one
+(``rg``, ``python``; unset or ``auto``: ``rg`` when present) so that tests
+and the conformance suite can run against both. It is read from the process
+environment, as ``PATH`` is, not from the session's: it is a deployment
+choice of this engine and changes no result.
+
+Both engines return the matching files with their lines; this module drops
+the files ``Read`` deny rules cover (PERM-FILTER-1), orders, formats and
+pages them (GREP-FILESMODE-1, GREP-CONTENT-1, GREP-COUNT-1, GREP-PAGE-1).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+from pydantic import Field
+
+from reference import errors, fileio, paths
+from reference.abort import AbortSignal
+from reference.permissions.checks import working_directories_check
+from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
+from reference.tools import _grep_python, _grep_rg
+from reference.tools._common import JsonInt, StrictInput
+from reference.tools._grep_search import (
+    FileHits,
+    InvalidGlobError,
+    InvalidPatternError,
+    SearchRequest,
+    UnknownFileTypeError,
+    split_globs,
+)
+from reference.tools._search import (
+    PathDoesNotExistError,
+    mtime_ns,
+    newest_first,
+    search_path_of,
+    shown_filter,
+)
+
+NAME: Final = "Grep"
+ENGINE_ENV: Final = "TOOLSYS_GREP_ENGINE"
+DEFAULT_HEAD_LIMIT: Final = 250  # GREP-PAGE-1
+MAX_RESULT_CHARS: Final = 20_000  # TOOL-PROPS-1
+NO_FILES: Final = "No files found"
+NO_MATCHES: Final = "No matches found"
+NO_ENTRIES: Final = "No entries at this offset"
+OutputMode = Literal["content", "files_with_matches", "count"]
+_WANTS: Final[dict[str, Literal["lines", "counts", "files"]]] = {
+    "content": "lines",
+    "count": "counts",
+    "files_with_matches": "files",
+}
+
+__all__ = [
+    "GREP_TOOL",
+    "InvalidGlobError",
+    "InvalidPatternError",
+    "UnknownFileTypeError",
+    "engine_name",
+]
+
+
+class GrepInput(StrictInput):
+    pattern: str = Field(description="The regular expression to search for (ripgrep syntax)")
+    path: str | None = Field(
+        default=None, description="File or directory to search; the current directory if omitted"
+    )
+    glob: str | None = Field(
+        default=None, description="Globs filtering the files searched, e.g. '*.js' or '*.{ts,tsx}'"
+    )
+    type: str | None = Field(default=None, description="A ripgrep file type, e.g. py, js, rust")
+    output_mode: OutputMode = Field(
+        default="files_with_matches",
+        description="content: matching lines; files_with_matches: file paths; count: counts",
+    )
+    ignore_case: bool = Field(default=False, alias="-i", description="Case-insensitive search")
+    line_numbers: bool = Field(
+        default=True, alias="-n", description="Show line numbers (content mode)"
+    )
+    after: JsonInt | None = Field(
+        default=None, ge=0, alias="-A", description="Lines after each match (content mode)"
+    )
+    before: JsonInt | None = Field(
+        default=None, ge=0, alias="-B", description="Lines before each match (content mode)"
+    )
+    context: JsonInt | None = Field(
+        default=None, ge=0, alias="-C", description="Lines before and after each match"
+    )
+    head_limit: JsonInt = Field(
+        default=DEFAULT_HEAD_LIMIT, ge=0, description="Keep the first N entries (0: all)"
+    )
+    offset: JsonInt = Field(default=0, ge=0, description="Skip the first N entries")
+    multiline: bool = Field(default=False, description="Let matches span lines ('.' matches \\n)")
+
+
+def validate_input(inp: GrepInput, ctx: ToolUseContext) -> None:
+    """GREP-VALIDATE-1: the table of SPEC.md 17.3, in order."""
+    if any(
+        value is not None and paths.has_nul(value) for value in (inp.pattern, inp.path, inp.glob)
+    ):
+        raise errors.InvalidPathError("Pattern, path and glob must not contain NUL characters.")
+    if inp.path is None:
+        return
+    if paths.is_unc(inp.path):  # FILE-PATH-3
+        raise errors.UncPathError("UNC paths are not supported: refusing to touch a network share.")
+    path = ctx.expand(inp.path)
+    if not os.path.lexists(path):
+        raise PathDoesNotExistError(
+            f"Path does not exist: {path}. Note: your current working directory is {ctx.cwd}."
+        )
+
+
+def engine_name() -> Literal["rg", "python"]:
+    """GREP-ENGINE-1: ``rg`` when on the engine's PATH, unless ``TOOLSYS_GREP_ENGINE`` says.
+
+    Raises:
+        EngineError: ``TOOLSYS_GREP_ENGINE=rg`` without ``rg``, or an unknown value.
+    """
+    choice = os.environ.get(ENGINE_ENV, "").strip().lower() or "auto"
+    if choice == "python":
+        return "python"
+    if choice not in ("rg", "auto"):
+        raise errors.EngineError(f"{ENGINE_ENV} must be rg, python or auto, not {choice!r}")
+    if _grep_rg.executable() is not None:
+        return "rg"
+    if choice == "rg":
+        raise errors.EngineError(f"{ENGINE_ENV}=rg but rg is not on the engine's PATH")
+    return "python"
+
+
+def run_search(request: SearchRequest, abort: AbortSignal) -> list[FileHits]:
+    """GREP-ENGINE-1: the selected engine's hits."""
+    if engine_name() == "rg":
+        rg = _grep_rg.executable()
+        if rg is not None:
+            return _grep_rg.search(request, abort, rg)
+    return _grep_python.search(request, abort)
+
+
+def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
+    target = ctx.cwd if inp.path is None else ctx.expand(inp.path)
+    content_mode = inp.output_mode == "content"
+    around = inp.context or 0
+    request = SearchRequest(
+        pattern=inp.pattern,
+        target=target,
+        target_is_dir=fileio.stat(target).kind is fileio.FileKind.DIRECTORY,
+        top=ctx.session.root,
+        globs=split_globs(inp.glob),
+        file_type=inp.type,
+        ignore_case=inp.ignore_case,
+        multiline=inp.multiline,
+        # GREP-CONTENT-1: -C both sides, unless -A or -B gives that side
+        before=(inp.before if inp.before is not None else around) if content_mode else 0,
+        after=(inp.after if inp.after is not None else around) if content_mode else 0,
+        wants=_WANTS[inp.output_mode],
+    )
+    shown = shown_filter(ctx.session)
+    hits = [hit for hit in run_search(request, ctx.abort) if shown(hit.path)]  # PERM-FILTER-1
+    if inp.output_mode == "files_with_matches":
+        return ToolResult(_files_output(inp, hits))
+    if content_mode:
+        return ToolResult(_content_output(inp, hits, context=request.before + request.after > 0))
+    return ToolResult(_count_output(inp, hits))
+
+
+def _page(entries: list[Any], inp: GrepInput) -> tuple[list[Any], dict[str, int | None]]:
+    """GREP-PAGE-1: skip ``offset``, keep ``head_limit`` (0: all); the limits when it cut."""
+    rest = entries[inp.offset :]
+    kept = rest if inp.head_limit == 0 else rest[: inp.head_limit]
+    cut = len(kept) < len(entries)
+    return kept, {
+        "appliedLimit": inp.head_limit if cut else None,
+        "appliedOffset": inp.offset if cut else None,
+    }
+
+
+def _output(mode: OutputMode, **fields: Any) -> dict[str, Any]:
+    """GREP-OUTPUT-1: every field present, null where it does not apply."""
+    empty = dict.fromkeys(
+        ("numFiles", "filenames", "content", "numLines", "numMatches", "appliedLimit")
+    )
+    return {"mode": mode, **empty, "appliedOffset": None, **fields}
+
+
+def _files_output(inp: GrepInput, hits: list[FileHits]) -> dict[str, Any]:
+    """GREP-FILESMODE-1: newest first, ties by path."""
+    files = newest_first((hit.path, mtime_ns(hit.path)) for hit in hits)
+    kept, applied = _page(files, inp)
+    return _output("files_with_matches", numFiles=len(kept), filenames=kept, **applied)
+
+
+def _content_output(inp: GrepInput, hits: list[FileHits], *, context: bool) -> dict[str, Any]:
+    """GREP-CONTENT-1: files in path order, ``--`` between groups of non-adjacent lines."""
+    lines: list[str] = []
+    for hit in sorted(hits, key=lambda h: h.path):
+        previous: int | None = None
+        for number, text, is_match in hit.lines:
+            if context and lines and (previous is None or number != previous + 1):
+                lines.append("--")
+            mark = ":" if is_match else "-"
+            numbered = f"{number}{mark}" if inp.line_numbers else ""
+            lines.append(f"{hit.path}{mark}{numbered}{text}")
+            previous = number
+    kept, applied = _page(lines, inp)
+    return _output("content", content="\n".join(kept), numLines=len(kept), **applied)
+
+
+def _count_output(inp: GrepInput, hits: list[FileHits]) -> dict[str, Any]:
+    """GREP-COUNT-1: ``PATH:N`` in path order; the totals count the entries kept."""
+    counts = sorted((hit.path, hit.matching_lines) for hit in hits)
+    kept, applied = _page(counts, inp)
+    return _output(
+        "count",
+        numFiles=len(kept),
+        content="\n".join(f"{path}:{count}" for path, count in kept),
+        numMatches=sum(count for _, count in kept),
+        **applied,
+    )
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def map_result(data: Mapping[str, Any]) -> ResultContent:
+    """GREP-FILESMODE-1, GREP-CONTENT-1, GREP-COUNT-1, GREP-PAGE-1: the model's text."""
+    mode = data["mode"]
+    cut = data["appliedLimit"] is not None
+    if mode == "files_with_matches":
+        kept = data["numFiles"]
+        text = f"Found {_plural(kept, 'file')}\n" + "\n".join(data["filenames"])
+        nothing = NO_FILES
+    elif mode == "content":
+        kept = data["numLines"]
+        text = data["content"]
+        nothing = NO_MATCHES
+    else:
+        kept = data["numFiles"]
+        total = data["numMatches"]
+        text = (
+            f"{data['content']}\n\nFound {_plural(total, 'total occurrence')} "
+            f"across {_plural(kept, 'file')}."
+        )
+        nothing = NO_MATCHES
+    if kept == 0:
+        return NO_ENTRIES if cut else nothing  # GREP-PAGE-1: an offset past the end
+    if cut:
+        text += (
+            "\n\n[Showing results with pagination = "
+            f"limit: {data['appliedLimit']}, offset: {data['appliedOffset']}]"
+        )
+    return text
+
+
+GREP_TOOL: Final[Tool] = build_tool(
+    name=NAME,
+    input_model=GrepInput,
+    call=call,
+    validate_input=validate_input,
+    description=(
+        "A search tool built on ripgrep. Supports full regex syntax, filters files with "
+        "glob or type, and shows matching files (default), matching lines or counts."
+    ),
+    error_codes={
+        errors.InvalidPathError: 1,
+        errors.UncPathError: 2,
+        PathDoesNotExistError: 3,
+    },
+    is_concurrency_safe=lambda _inp: True,  # TOOL-PROPS-1
+    is_read_only=lambda _inp: True,
+    map_result=map_result,
+    max_result_size_chars=MAX_RESULT_CHARS,  # RES-PERSIST-1
+    path_fields=("path",),
+    get_path=search_path_of,
+    path_rules="read",  # PERM-RULE-2: Read rules govern Grep
+    classifier_input=lambda inp: inp.pattern,
+    check_permissions=working_directories_check(search_path_of),  # PERM-READ-1
+)
