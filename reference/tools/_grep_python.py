@@ -28,6 +28,7 @@ from reference.tools._grep_search import (
 )
 
 _UTF16_BOMS = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+_CHUNK = 1 << 20
 
 
 def search(request: SearchRequest, abort: AbortSignal) -> list[FileHits]:
@@ -121,12 +122,23 @@ def _is_regular(path: str) -> bool:
 
 
 def read_text(path: str) -> str | None:
-    """The file's text as ``rg`` sees it, or None to skip it (unreadable, or holds NUL)."""
+    """The file's text as ``rg`` sees it, or None to skip it (unreadable, or holds NUL).
+
+    Read in chunks so that a binary file is given up at its first NUL byte.
+    """
+    chunks: list[bytes] = []
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            while chunk := handle.read(_CHUNK):
+                if not chunks and chunk.startswith(tuple(bom for bom, _ in _UTF16_BOMS)):
+                    chunks.append(chunk + handle.read())  # UTF-16: NUL bytes are text
+                    break
+                if b"\x00" in chunk:
+                    return None  # GREP-FILES-1: a file holding a NUL byte is binary
+                chunks.append(chunk)
     except OSError:
         return None
+    data = b"".join(chunks)
     for bom, encoding in _UTF16_BOMS:
         if data.startswith(bom):
             text = data[len(bom) :].decode(encoding, errors="replace")
