@@ -7,7 +7,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from reference import errors, fileio, paths, text
-from reference.filestate import ReadRecord, is_stale, needs_text
+from reference.filestate import ReadRecord, Source, is_stale, needs_text
+from reference.observer import Change
 from reference.permissions.rules import Rule, parse_rule, path_rule_matches
 from reference.session import Session
 from reference.tool import ToolUseContext
@@ -92,3 +93,34 @@ NOT_READ_YET = "File has not been read yet. Read it first before writing to it."
 UNEXPECTEDLY_MODIFIED = (
     "File has been unexpectedly modified. Read it again before attempting to write it."
 )
+
+
+def record_own_write(
+    ctx: ToolUseContext,
+    path: str,
+    *,
+    text: str,
+    written: fileio.Stat,
+    source: Source,
+    change: Change,
+) -> None:
+    """After Write, Edit or NotebookEdit changed ``path``: the record and the notice.
+
+    STATE-UPDATE-1: the new full text with the stat taken after the write, no
+    range, not partial. WRITE-NOTIFY-1: the observers, then a ``file_changed``
+    event.
+    """
+    ctx.session.read_state.set(
+        path,
+        ReadRecord(
+            text=text,
+            mtime_ns=written.mtime_ns,
+            size=written.size,
+            offset=None,
+            limit=None,
+            partial=False,
+            source=source,
+        ),
+    )
+    ctx.session.notify(path, change)
+    ctx.events.emit("file_changed", id=ctx.tool_use_id, path=path, change=change)

@@ -9,8 +9,7 @@ from typing import Any, Final
 from pydantic import Field
 
 from reference import errors, fileio, history, paths, text
-from reference.filestate import ReadRecord, is_stale
-from reference.observer import Change
+from reference.filestate import is_stale
 from reference.patch import structured_patch
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools._common import (
@@ -22,6 +21,7 @@ from reference.tools._common import (
     file_path_of,
     matching_deny_rule,
     record_is_stale,
+    record_own_write,
 )
 from reference.tools._edit_plan import apply_to_original, normalize_new_string, plan_edit
 
@@ -131,21 +131,14 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
     written = fileio.atomic_write(path, text.encode(new_text, encoding))  # EDIT-ENC-1
     # --- end of critical section ---
 
-    ctx.session.read_state.set(  # EDIT-STATE-1
+    record_own_write(  # EDIT-STATE-1, EDIT-NOTIFY-1
+        ctx,
         path,
-        ReadRecord(
-            text=new_text,
-            mtime_ns=written.mtime_ns,
-            size=written.size,
-            offset=None,
-            limit=None,
-            partial=False,
-            source="edit",
-        ),
+        text=new_text,
+        written=written,
+        source="edit",
+        change="created" if original is None else "changed",
     )
-    change: Change = "created" if original is None else "changed"
-    ctx.session.notify(path, change)  # EDIT-NOTIFY-1
-    ctx.events.emit("file_changed", id=ctx.tool_use_id, path=path, change=change)
     return ToolResult(  # EDIT-RESULT-1
         data={
             "filePath": path,

@@ -19,7 +19,7 @@ import nbformat
 from pydantic import Field
 
 from reference import errors, fileio, history, paths, text
-from reference.filestate import ReadRecord, is_stale
+from reference.filestate import is_stale
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools._common import (
     MODIFIED_SINCE_READ,
@@ -29,6 +29,7 @@ from reference.tools._common import (
     check_path_syntax,
     matching_deny_rule,
     record_is_stale,
+    record_own_write,
 )
 
 NAME: Final = "NotebookEdit"
@@ -271,20 +272,9 @@ def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
     written = fileio.atomic_write(path, new_bytes)  # WRITE-ATOMIC-1
     # --- end of critical section ---
 
-    ctx.session.read_state.set(  # NBEDIT-STATE-1 (STATE-UPDATE-1)
-        path,
-        ReadRecord(
-            text=new_text,
-            mtime_ns=written.mtime_ns,
-            size=written.size,
-            offset=None,
-            limit=None,
-            partial=False,
-            source="edit",
-        ),
+    record_own_write(  # NBEDIT-STATE-1 (STATE-UPDATE-1, WRITE-NOTIFY-1)
+        ctx, path, text=new_text, written=written, source="edit", change="changed"
     )
-    ctx.session.notify(path, "changed")  # NBEDIT-STATE-1 (WRITE-NOTIFY-1)
-    ctx.events.emit("file_changed", id=ctx.tool_use_id, path=path, change="changed")
     return ToolResult(  # NBEDIT-RESULT-1
         data={
             "notebook_path": path,

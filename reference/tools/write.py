@@ -9,8 +9,7 @@ from typing import Any, Final
 from pydantic import Field
 
 from reference import errors, fileio, history, text
-from reference.filestate import ReadRecord, is_stale
-from reference.observer import Change
+from reference.filestate import is_stale
 from reference.patch import structured_patch
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools._common import (
@@ -22,6 +21,7 @@ from reference.tools._common import (
     file_path_of,
     matching_deny_rule,
     record_is_stale,
+    record_own_write,
 )
 
 NAME: Final = "Write"
@@ -92,21 +92,14 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
     written = fileio.atomic_write(path, text.encode(inp.content, encoding))
     # --- end of critical section ---
 
-    ctx.session.read_state.set(  # WRITE-STATE-1
+    record_own_write(  # WRITE-STATE-1, WRITE-NOTIFY-1
+        ctx,
         path,
-        ReadRecord(
-            text=inp.content,
-            mtime_ns=written.mtime_ns,
-            size=written.size,
-            offset=None,
-            limit=None,
-            partial=False,
-            source="write",
-        ),
+        text=inp.content,
+        written=written,
+        source="write",
+        change="created" if original is None else "changed",
     )
-    change: Change = "created" if original is None else "changed"
-    ctx.session.notify(path, change)  # WRITE-NOTIFY-1
-    ctx.events.emit("file_changed", id=ctx.tool_use_id, path=path, change=change)
     return ToolResult(  # WRITE-RESULT-1
         data={
             "type": "create" if original is None else "update",
