@@ -47,6 +47,13 @@ REQUIRED = {
     "env-cap-ignored",
     "deny-rule-ignored",
     "error-code-swapped",
+    "deny-not-final",
+    "hook-allow-overrides-deny",
+    "results-in-completion-order",
+    "unsafe-tool-run-concurrently",
+    "context-modifier-inside-batch",
+    "original-input-not-passed-to-call",
+    "safety-check-skipped-in-bypass",
 }
 
 
