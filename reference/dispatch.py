@@ -1,9 +1,11 @@
-"""The dispatch pipeline: one tool_use block through every phase (SPEC.md DISP-*).
+"""The dispatch pipeline: one tool_use block through every phase (SPEC.md section 3).
 
 Phases, in order: find the tool (name or alias); abort check; strict schema;
-observable-input backfill; validateInput; call() with the model's original
-input; result mapping. Every phase that refuses returns a coded outcome and
-nothing after it runs.
+observable-input backfill; validateInput; PreToolUse hooks; the permission
+decision; call() with the model's original input (or a hook's replacement);
+PostToolUse or PostToolUseFailure hooks; result mapping and persistence of a
+large result. Every phase that refuses returns a coded outcome and nothing
+after it runs; no exception from a tool ever leaves ``dispatch``.
 """
 
 from __future__ import annotations
