@@ -18,6 +18,7 @@ from conformance.connectors import Connector, ConnectorOptions, DirectConnector,
 from conformance.mutants import pipeline_faults as _pipeline_faults  # noqa: F401  (registers)
 from conformance.mutants import process_patches as _process_patches  # noqa: F401  (registers)
 from conformance.mutants import session_faults as _session_faults  # noqa: F401  (registers)
+from conformance.mutants import tool_faults as _tool_faults  # noqa: F401  (registers)
 from conformance.mutants.base import MUTANTS, Mutant, MutantEngine, get_mutant
 
 __all__ = ["MUTANTS", "Mutant", "MutantEngine", "adapter_argv", "connect", "get_mutant"]
