@@ -18,6 +18,7 @@ from reference.tools._common import (
     UNEXPECTEDLY_MODIFIED,
     StrictInput,
     check_path_syntax,
+    current_text,
     file_path_of,
     matching_deny_rule,
     record_is_stale,
@@ -65,7 +66,7 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
         if inp.old_string == "":
             return  # EDIT-CREATE-1
         raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
-    if inp.old_string == "" and st.size > 0 and _current(path) != "":
+    if inp.old_string == "" and st.size > 0 and current_text(path) != "":
         raise errors.FileAlreadyExistsError("Cannot create new file - file already exists.")
     record = ctx.session.read_state.get(path)
     if record is None:  # EDIT-READ-1
@@ -86,11 +87,6 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
         replace_all=inp.replace_all,
         file_path=path,
     )
-
-
-def _current(path: str) -> str:
-    data = fileio.read_bytes(path)
-    return text.decode(data, text.detect_encoding(data))
 
 
 def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
@@ -160,7 +156,7 @@ def inputs_equivalent(a: EditInput, b: EditInput, ctx: ToolUseContext) -> bool:
         return True
     path = ctx.expand(a.file_path)
     try:
-        current = text.to_lf(_current(path)) if os.path.isfile(path) else ""
+        current = text.to_lf(current_text(path)) if os.path.isfile(path) else ""
         kwargs = {"file_path": path}
         first = plan_edit(current, a.old_string, a.new_string, replace_all=a.replace_all, **kwargs)
         second = plan_edit(current, b.old_string, b.new_string, replace_all=b.replace_all, **kwargs)
