@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,23 +22,24 @@ class ReadRecord:
 
 
 class ReadFileState:
-    """A thread-safe map from expanded path to its latest record."""
+    """A map from expanded path to its latest record, safe to share between threads.
+
+    Every method is one dict operation, atomic in CPython (and locked per object
+    in free-threaded builds); no method spans two, so none takes a lock. That
+    keeps ``get`` off the dedup hit's cost (READ-DEDUP-2).
+    """
 
     def __init__(self) -> None:
         self._records: dict[str, ReadRecord] = {}
-        self._lock = threading.Lock()
 
     def get(self, path: str) -> ReadRecord | None:
-        with self._lock:
-            return self._records.get(path)
+        return self._records.get(path)
 
     def set(self, path: str, record: ReadRecord) -> None:
-        with self._lock:
-            self._records[path] = record
+        self._records[path] = record
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._records)
+        return len(self._records)
 
 
 def is_stale(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool:

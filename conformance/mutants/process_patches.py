@@ -75,15 +75,15 @@ def _staleness_gt_not_ne() -> None:
     breaks=("READ-DEDUP-1", "READ-DEDUP-3"),
 )
 def _dedup_ignores_range() -> None:
-    original = read._dedup_hit
+    original = read._dedup_record
 
-    def hit(ctx: ToolUseContext, path: str, offset: int, limit: int, st: fileio.Stat) -> bool:
+    def matching(ctx: ToolUseContext, path: str, offset: int, limit: int) -> ReadRecord | None:
         record = ctx.session.read_state.get(path)
-        return record is not None and original(
-            ctx, path, record.offset or offset, record.limit or limit, st
-        )
+        if record is None:
+            return None
+        return original(ctx, path, record.offset or offset, record.limit or limit)
 
-    rebind(original, hit)
+    rebind(original, matching)
 
 
 @process_patch(
@@ -94,10 +94,10 @@ def _dedup_ignores_range() -> None:
 def _dedup_ignores_mtime() -> None:
     original = read._dedup_hit
 
-    def hit(ctx: ToolUseContext, path: str, offset: int, limit: int, st: fileio.Stat) -> bool:
-        record = ctx.session.read_state.get(path)
-        same_mtime = st if record is None else st._replace(mtime_ns=record.mtime_ns)
-        return original(ctx, path, offset, limit, same_mtime)
+    def hit(ctx: ToolUseContext, path: str, offset: int, limit: int) -> bool:
+        record = read._dedup_record(ctx, path, offset, limit)
+        st = fileio.stat(path)
+        return record is not None and st.kind is fileio.FileKind.REGULAR and st.size == record.size
 
     rebind(original, hit)
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import enum
 import math
+import os
+import stat as statmod
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
@@ -157,31 +159,54 @@ def split_lines(content: str) -> list[str]:
     return lines
 
 
-def _dedup_hit(ctx: ToolUseContext, path: str, offset: int, limit: int, st: fileio.Stat) -> bool:
-    """READ-DEDUP-1/3/4: a Read record of the same range and an unchanged file."""
+def _dedup_record(ctx: ToolUseContext, path: str, offset: int, limit: int) -> ReadRecord | None:
+    """READ-DEDUP-1/3/4: the Read record of this very range, when dedup is on."""
     if not ctx.session.dedup_enabled:
-        return False
+        return None
     record = ctx.session.read_state.get(path)
+    if record is None or record.offset != offset or record.limit != limit:
+        return None
+    return record if record.source == "read" else None
+
+
+def _dedup_hit(ctx: ToolUseContext, path: str, offset: int, limit: int) -> bool:
+    """READ-DEDUP-1/2/3: a matching record, and one ``stat`` shows the same regular file.
+
+    The ``stat`` is made only when a record matches, straight from ``os``: this
+    is the whole of a hit's work, so it is kept to the floor a hit can reach.
+    """
+    record = _dedup_record(ctx, path, offset, limit)
+    if record is None:
+        return False
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
     return (
-        record is not None
-        and record.source == "read"
-        and record.offset == offset
-        and record.limit == limit
-        and record.mtime_ns == st.mtime_ns
-        and record.size == st.size
+        st.st_mtime_ns == record.mtime_ns
+        and st.st_size == record.size
+        and statmod.S_ISREG(st.st_mode)
     )
 
 
+def _unchanged(path: str) -> ToolResult:
+    """READ-DEDUP-1: the stub's data; ``map_result`` turns it into DEDUP_STUB."""
+    return ToolResult({"type": "file_unchanged", "file": {"filePath": path}}, (), None, DEDUP_HIT)
+
+
 def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
-    path, st = resolve_existing(ctx, inp.file_path)
     offset = inp.offset or 1
     limit = inp.limit or DEFAULT_LIMIT
+    expanded = ctx.expand(inp.file_path)
+    if _dedup_hit(ctx, expanded, offset, limit):  # READ-DEDUP-2: before anything else
+        return _unchanged(expanded)
+    path, st = resolve_existing(ctx, inp.file_path)
+    if path != expanded and _dedup_hit(ctx, path, offset, limit):  # the thin-space twin
+        return _unchanged(path)
     if st.kind is fileio.FileKind.DEV_NULL:
         return _text_result(path, "", [], offset, 0)
     if st.kind is not fileio.FileKind.REGULAR:
         raise errors.FileVanishedError(f"{path} is no longer a regular file.")
-    if _dedup_hit(ctx, path, offset, limit, st):  # READ-DEDUP-2: decided by one stat
-        return ToolResult({"type": "file_unchanged", "file": {"filePath": path}}, outcome=DEDUP_HIT)
     # A file that passes the size gate is read once; a bigger one shows its kind by its head.
     data = fileio.read_bytes(path) if st.size <= MAX_WHOLE_FILE_BYTES else None
     head = data if data is not None else fileio.read_head(path, HEAD_BYTES)
