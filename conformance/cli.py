@@ -8,6 +8,9 @@ Commands:
 - ``smoke --impl I``: hello, begin, end; say what the implementation is;
 - ``mutants [--only NAME] [--list] [--report markdown]``: the suite against
   every mutant (``conformance.mutants``); fails if one survives.
+- ``bench [--impl I]... [--rounds N] [--output-dir DIR]``: what dedup and the
+  token gate cost and save, for the reference and each ``--impl`` side by side
+  (``conformance.bench``): JSON, Markdown and a PNG plot.
 
 Exit status: 0 all good; 1 something failed (a scenario outcome of fail,
 error, crash, timeout or xpass; a stale expected failure; a lint problem; a
@@ -29,6 +32,8 @@ from typing import TextIO
 
 from conformance import __version__
 from conformance.baseline import diff_baseline, load_baseline, merge_baseline, save_baseline
+from conformance.bench import report as bench_report
+from conformance.bench.run import REFERENCE_LABEL, bench, reference_spec
 from conformance.connectors import ConnectorOptions, connect
 from conformance.console import Progress, describe_result, format_table, summarize
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
@@ -126,6 +131,34 @@ def _parser() -> argparse.ArgumentParser:
         help="scenarios the control may fail (default conformance/known-engine-bugs.yaml)",
     )
     mutants.set_defaults(command=_mutants)
+
+    bench = commands.add_parser(
+        "bench", help="measure dedup and the token gate through protocol v1, side by side"
+    )
+    bench.add_argument(
+        "--impl",
+        action="append",
+        default=[],
+        metavar="I",
+        help="an implementation to measure beside the reference (repeatable): stdio:COMMAND | "
+        "direct[:MODULE:FACTORY] | mutant:NAME; LABEL=I names it in the report",
+    )
+    bench.add_argument(
+        "--no-reference", action="store_true", help="measure only the --impl implementations"
+    )
+    bench.add_argument("--rounds", type=int, default=15, help="timed calls per figure (default 15)")
+    bench.add_argument("--reads", type=int, default=300, help="Reads in the trace (default 300)")
+    bench.add_argument("--seed", type=int, default=0, help="the trace's seed (default 0)")
+    bench.add_argument(
+        "--output-dir",
+        type=Path,
+        default=Path("toolconf-bench"),
+        help="where bench.json, bench.md and bench.png go (default ./toolconf-bench)",
+    )
+    bench.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds per request (default 60)"
+    )
+    bench.set_defaults(command=_bench)
     return parser
 
 
@@ -383,3 +416,31 @@ def _smoke(args: argparse.Namespace) -> int:
     print(f"smoke: ok: {hello.name} ({language}), protocol {hello.protocol}")
     print(f"features: {', '.join(sorted(hello.features)) or 'none'}")
     return EXIT_OK
+
+
+def _bench(args: argparse.Namespace) -> int:
+
+    specs: list[tuple[str, str]] = (
+        [] if args.no_reference else [(REFERENCE_LABEL, reference_spec())]
+    )
+    for index, given in enumerate(args.impl, 1):
+        label, sep, spec = given.partition("=")
+        if not sep or ":" in label or not label:
+            label, spec = f"impl-{index}", given
+        specs.append((label, spec))
+    if not specs:
+        print("bench: nothing to measure (--no-reference without --impl)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.rounds < 1 or args.reads < 2:
+        print("bench: --rounds must be at least 1 and --reads at least 2", file=sys.stderr)
+        return EXIT_USAGE
+    run = bench(specs, rounds=args.rounds, reads=args.reads, seed=args.seed, timeout=args.timeout)
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    markdown = bench_report.to_markdown(run)
+    (args.output_dir / "bench.json").write_text(bench_report.to_json(run), encoding="utf-8")
+    (args.output_dir / "bench.md").write_text(markdown, encoding="utf-8")
+    (args.output_dir / "bench.png").write_bytes(bench_report.to_png(run))
+    print(markdown)
+    print(f"bench: wrote bench.json, bench.md and bench.png to {args.output_dir}")
+    failed = [impl for impl in run.implementations if impl.failure]
+    return EXIT_UNAVAILABLE if failed else EXIT_OK
