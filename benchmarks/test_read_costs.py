@@ -1,4 +1,8 @@
-"""What a dedup hit, a full Read and an exact count cost (seed 000's claims)."""
+"""What a dedup hit and a full Read cost (seed 000's claims).
+
+The exact count's costs, to the end and with the early exit, are measured per
+kind of file in ``test_token_gate.py``.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,8 @@ from pathlib import Path
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from reference import tokens
 from reference.tool import ToolUseContext
 from reference.tools.read import READ_TOOL, ReadInput
-
-from .conftest import source_like_text
 
 
 def test_bare_stat_floor(benchmark: BenchmarkFixture, text_file: Callable[[int], Path]) -> None:
@@ -48,19 +49,3 @@ def test_full_read(
     inp = ReadInput(file_path=str(text_file(size)), limit=10**9)
     result = benchmark(READ_TOOL.call, inp, ctx)
     assert result.data["type"] == "text"
-
-
-def test_exact_count_throughput(benchmark: BenchmarkFixture) -> None:
-    """TOK-EXACT-1 over 256 KiB of code-like text, counted to the end."""
-    text = source_like_text(256 * 1024)
-    count = benchmark(tokens.exact_count, text)
-    assert count.complete
-    assert count.tokens > 25_000
-
-
-def test_exact_count_early_exit(benchmark: BenchmarkFixture) -> None:
-    """TOK-EXACT-2: stops once the running total passes 25,000."""
-    text = source_like_text(256 * 1024)
-    count = benchmark(tokens.exact_count, text, stop_above=25_000)
-    assert not count.complete
-    assert count.tokens > 25_000
