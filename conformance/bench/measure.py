@@ -5,7 +5,8 @@ Four measurements, each in a fresh session over files the bench writes itself:
 - ``dedup_by_size``: a full Read (dedup off by READ-DEDUP-4's killswitch)
   against a dedup hit, for files of 1 KiB to 256 KiB, and the floor a call can
   reach (a Read of a missing file: one round trip and one failed ``stat``);
-- ``size_cap``: the whole-file Read of sparse files of 1 MiB to 1 GiB, which
+- ``size_cap``: the whole-file Read of sparse files of 1 MiB to 1 GiB (4 KiB
+  of source code, then a hole), which
   READ-SIZE-1 refuses from ``stat`` alone, so its cost must not grow;
 - ``gate``: Reads of each corpus kind at three sizes under the default
   25,000-token cap (TOK-GATE-1/2), with what each answer costs the model and
@@ -38,6 +39,7 @@ UNCAPPED: Final = {"fileReadMaxOutputTokens": 10**9}  # TOK-CAP-1
 DEDUP_OFF: Final = {"readDedupKillswitch": True}  # READ-DEDUP-4
 DEDUP_SIZES: Final = (1024, 4096, 16_384, 65_536, 100_000, 262_144)
 CAP_SIZES: Final = (1 << 20, 16 << 20, 256 << 20, 1 << 30)
+SPARSE_HEAD: Final = 4096  # bytes of text before the hole
 GATE_SIZES: Final = (8 * 1024, 64 * 1024, 256 * 1024)
 GATE_CAP: Final = 25_000  # TOK-CAP-1's default
 SIZE_ERROR: Final = "MaxFileReadSizeExceededError"
@@ -178,9 +180,11 @@ def size_cap(
 ) -> list[CapPoint]:
     """READ-SIZE-1: whole-file Reads of sparse files over the 256 KiB cap."""
     files: dict[int, Path] = {}
+    head = corpus.generate("source", SPARSE_HEAD).encode("utf-8")
     for size in sizes:
-        path = session.root / f"sparse-{size}.log"
+        path = session.root / f"sparse-{size}.py"
         with open(path, "wb") as handle:
+            handle.write(head)  # a text file, whatever an implementation looks at first
             handle.truncate(size)
         files[size] = path
     session.begin()
