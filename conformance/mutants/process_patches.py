@@ -176,6 +176,21 @@ def _token_gate_estimate_only() -> None:
 
 
 @process_patch(
+    "token-gate-always-exact",
+    "The token gate skips stage one and counts every text exactly",
+    breaks=("TOK-GATE-1",),
+)
+def _token_gate_always_exact() -> None:
+    def gate(content: str, cap: int) -> tokens.GateDecision:
+        counted = tokens.exact_count(content, stop_above=cap)
+        return tokens.GateDecision(
+            passed=counted.tokens <= cap, estimate=tokens.estimate(content), exact=counted
+        )
+
+    rebind(tokens.gate, gate)
+
+
+@process_patch(
     "crlf-lost-on-edit",
     "Edit writes the whole file back with LF line endings",
     breaks=("EDIT-EOL-1",),
