@@ -15,6 +15,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 from PIL import Image, ImageDraw, ImageFont
@@ -158,28 +159,32 @@ def linear_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
     return [float(f"{k * step:.12g}") for k in range(first, last + 1)]
 
 
-def log_ticks(lo: float, hi: float, max_ticks: int = 10) -> list[float]:
-    """Ticks for a log axis spanning [lo, hi]: the powers of ten in it, thinned out.
+def log_ticks(lo: float, hi: float, max_ticks: int = 10, base: int = 10) -> list[float]:
+    """Ticks for a log axis spanning [lo, hi]: the powers of ``base`` in it, thinned out.
 
-    With three or more powers of ten in range, those (every second, third...
-    decade when there are more than ``max_ticks``). With fewer, which is when
-    the range spans less than about two decades, the 1, 2 and 5 multiples of
-    powers of ten in range; if even those are fewer than two (a range inside
-    one of [1, 2], [2, 5], [5, 10] times a power of ten), ``linear_ticks``.
-    So there are always at least two ticks when ``lo < hi``.
-    Raises ValueError unless ``0 < lo <= hi``, both finite, ``max_ticks >= 2``.
+    Base 10: with three or more powers of ten in range, those (every second,
+    third... decade when there are more than ``max_ticks``). With fewer, which
+    is when the range spans less than about two decades, the 1, 2 and 5
+    multiples of powers of ten in range; if even those are fewer than two (a
+    range inside one of [1, 2], [2, 5], [5, 10] times a power of ten),
+    ``linear_ticks``.
+
+    Any other base (1024 for byte counts, say): see ``_base_log_ticks``.
+    Either way there are always at least two ticks when ``lo < hi``.
+    Raises ValueError unless ``0 < lo <= hi``, both finite, ``max_ticks >= 2``
+    and ``base >= 2``.
     """
     if not (math.isfinite(lo) and math.isfinite(hi)) or not 0 < lo <= hi or max_ticks < 2:
         raise ValueError(f"bad log tick range [{lo}, {hi}] for {max_ticks} ticks")
+    if base < 2:
+        raise ValueError(f"bad log tick base {base}: must be an integer of at least 2")
+    if base != 10:
+        return _base_log_ticks(lo, hi, max_ticks, base)
     first = math.ceil(math.log10(lo) - _EPS)
     last = math.floor(math.log10(hi) + _EPS)
     if last - first + 1 >= 3:
         exponents = range(first, last + 1)
-        stride = math.ceil(len(exponents) / max_ticks)
-        # Keep decades whose exponent is a multiple of the stride (1, 1e3, 1e6...),
-        # widening the stride no further than leaves two of them.
-        while stride > 1 and sum(1 for k in exponents if k % stride == 0) < 2:
-            stride -= 1
+        stride = _stride(exponents, max_ticks)
         return [_exact(1, k) for k in exponents if k % stride == 0]
     multiples = [
         _exact(mantissa, k)
@@ -190,6 +195,92 @@ def log_ticks(lo: float, hi: float, max_ticks: int = 10) -> list[float]:
     if len(multiples) >= 2:
         return multiples
     return linear_ticks(lo, hi)
+
+
+def _stride(exponents: range, max_ticks: int) -> int:
+    """Keep the exponents that are multiples of this (1, 1e3, 1e6... for 3).
+
+    The smallest stride leaving at most ``max_ticks`` of them, narrowed again
+    as far as needed to leave two.
+    """
+    stride = math.ceil(len(exponents) / max_ticks)
+    while stride > 1 and sum(1 for k in exponents if k % stride == 0) < 2:
+        stride -= 1
+    return stride
+
+
+_MIN_POWER_TICKS = 6  # fewer powers of a non-decimal base than this get intermediate ticks
+_MAX_SUB_STEPS = 5  # at most this many intermediate steps between two powers of the base
+
+
+def _integer_root(base: int, m: int) -> int | None:
+    """The integer s with ``s**m == base``, if there is one."""
+    s = round(math.pow(base, 1 / m))
+    for candidate in (s - 1, s, s + 1):
+        if candidate >= 2 and candidate**m == base:
+            return candidate
+    return None
+
+
+def _powers(root: int, lo: float, hi: float) -> list[tuple[int, float]]:
+    """(j, root**j) for the powers of ``root`` in [lo, hi], each the nearest float."""
+    scale = math.log(root)
+    first = math.ceil(math.log(lo) / scale - _EPS)
+    last = math.floor(math.log(hi) / scale + _EPS)
+    pairs = [(j, float(Fraction(root) ** j)) for j in range(first, last + 1)]
+    return [(j, v) for j, v in pairs if lo * (1 - _EPS) <= v <= hi * (1 + _EPS)]
+
+
+def _base_log_ticks(lo: float, hi: float, max_ticks: int, base: int) -> list[float]:
+    """``log_ticks`` for a base other than 10, in this order of preference.
+
+    1. Six or more powers of ``base`` in range: those, every second, third...
+       when there are more than ``max_ticks``, as for decades.
+    2. Else, if ``base`` is s**m for an integer s and 2 <= m <= 5 (the largest
+       such m: 1024 = 4**5), the powers of s in range (1 KiB, 4 KiB, 16 KiB,
+       64 KiB, 256 KiB, 1 MiB...). These are like minor ticks, so more of
+       them are allowed: above ``2 * max_ticks``, every second (third...)
+       power of s counted from each power of ``base`` (1 KiB, 16 KiB,
+       256 KiB, 1 MiB...), so that the powers of ``base`` stay ticks.
+    3. Else the powers of ``base``, or of its smallest integer root (2 for
+       1024), if two or more are in range.
+    4. Else ``linear_ticks`` in units of the power of ``base`` at or below
+       ``lo`` (1.2 KiB, 1.4 KiB... rather than 1200, 1400...), or plain
+       ``linear_ticks`` below 1.
+    """
+    powers = _powers(base, lo, hi)
+    if len(powers) >= _MIN_POWER_TICKS:
+        exponents = range(powers[0][0], powers[-1][0] + 1)
+        stride = _stride(exponents, max_ticks)
+        return [v for k, v in powers if k % stride == 0]
+    for m in range(_MAX_SUB_STEPS, 1, -1):
+        root = _integer_root(base, m)
+        if root is None:
+            continue
+        sub = _powers(root, lo, hi)
+        if len(sub) < 2:
+            break
+        kept = sub
+        for every in range(2, m + 1):
+            if len(kept) <= 2 * max_ticks:
+                break
+            thinner = [(j, v) for j, v in sub if (j % m) % every == 0]
+            if len(thinner) < 2:
+                break
+            kept = thinner
+        return [v for _, v in kept]
+    if len(powers) >= 2:
+        return [v for _, v in powers]
+    smallest = next(
+        (s for m in range(int(math.log2(base)), 1, -1) if (s := _integer_root(base, m))), None
+    )
+    if smallest is not None and len(fine := _powers(smallest, lo, hi)) >= 2:
+        return [v for _, v in fine]
+    exponent = max(0, math.floor(math.log(lo) / math.log(base) + _EPS))
+    unit = float(base**exponent)
+    if exponent > 0 and unit > lo * (1 + _EPS):  # log rounding put lo a hair below it
+        unit /= base
+    return [float(f"{t * unit:.12g}") for t in linear_ticks(lo / unit, hi / unit)]
 
 
 # -- text ----------------------------------------------------------------------
@@ -315,8 +406,11 @@ class _Axis:
         return _Axis(self.lo, self.hi, self.log, self.ticks, start, end)
 
 
-def _axis(values: Sequence[float], log: bool) -> _Axis:
-    """The axis for ``values`` (already valid for its scale), padded 5% each way."""
+def _axis(values: Sequence[float], log: bool, base: int = 10) -> _Axis:
+    """The axis for ``values`` (already valid for its scale), padded 5% each way.
+
+    ``base`` is that of the ticks of a log axis; a linear one ignores it.
+    """
     if not values:
         lo, hi = (1.0, 10.0) if log else (0.0, 1.0)
     elif log:
@@ -334,7 +428,7 @@ def _axis(values: Sequence[float], log: bool) -> _Axis:
         if lo >= 0 > new_lo:  # do not cross zero for data that never does
             new_lo = 0.0
         lo, hi = new_lo, hi + pad
-    ticks = log_ticks(lo, hi) if log else linear_ticks(lo, hi)
+    ticks = log_ticks(lo, hi, base=base) if log else linear_ticks(lo, hi)
     return _Axis(lo, hi, log, tuple(ticks))
 
 
@@ -428,6 +522,8 @@ def render(
     log_x: bool = True,
     log_y: bool = True,
     size: tuple[int, int] = (1000, 620),
+    x_tick_base: int = 10,
+    y_tick_base: int = 10,
 ) -> bytes:
     """The chart of ``series`` as the bytes of an RGB PNG of ``size`` (width, height).
 
@@ -440,20 +536,27 @@ def render(
     note. Gridlines and tick labels sit at the ticks of ``log_ticks`` or
     ``linear_ticks``, formatted by ``x_format`` and ``y_format`` (bytes and
     seconds by default), every second (third...) label shown if they would
-    overlap. The y label is written horizontally above the y axis; the legend
-    is right of the plot, long labels cut short. Fonts and strokes scale with
-    the size. Raises ValueError only for a size below 1x1 pixel.
+    overlap. On a log axis the ticks are at powers of ``x_tick_base`` or
+    ``y_tick_base``: 10 by default, 1024 puts a bytes axis on 1 KiB, 1 MiB...
+    (with 4 KiB, 16 KiB... between them on a short range); a linear axis
+    ignores its base. The y label is written horizontally above the y axis;
+    the legend is right of the plot, long labels cut short. Fonts and strokes
+    scale with the size. Raises ValueError only for a size below 1x1 pixel or
+    a tick base below 2.
     """
     width, height = size
     if width < 1 or height < 1:
         raise ValueError(f"image size must be at least 1x1, got {size!r}")
+    for name, base in (("x_tick_base", x_tick_base), ("y_tick_base", y_tick_base)):
+        if base < 2:
+            raise ValueError(f"{name} must be an integer of at least 2, got {base!r}")
     cleaned = [
         [(x, y) for x, y in s.points if _usable(x, log_x) and _usable(y, log_y)] for s in series
     ]
     for points in cleaned:
         points.sort(key=lambda p: p[0])
-    x_axis = _axis([x for points in cleaned for x, _ in points], log_x)
-    y_axis = _axis([y for points in cleaned for _, y in points], log_y)
+    x_axis = _axis([x for points in cleaned for x, _ in points], log_x, x_tick_base)
+    y_axis = _axis([y for points in cleaned for _, y in points], log_y, y_tick_base)
     no_data = not any(cleaned)
 
     # Draw at 2x and halve with a box filter (smooth edges, exact marker colours),

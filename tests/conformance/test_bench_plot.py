@@ -316,3 +316,129 @@ def test_linear_ticks_always_give_two_ticks(lo: float, span: float) -> None:
 def test_log_ticks_refuse_a_range_a_log_axis_cannot_have(lo: float, hi: float) -> None:
     with pytest.raises(ValueError, match="bad log tick range"):
         log_ticks(lo, hi)
+
+
+# -- base-1024 ticks -----------------------------------------------------------
+
+KiB, MiB, GiB, TiB = 1024.0, 1024.0**2, 1024.0**3, 1024.0**4
+
+
+def fours(first: int, last: int) -> list[float]:
+    return [float(4**k) for k in range(first, last + 1)]
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "ticks"),
+    [
+        # Three powers of 1024: the powers of 4 between them (the chart's 5% padding too).
+        (KiB, GiB, fours(5, 15)),
+        (KiB / 2, 2 * GiB, fours(5, 15)),
+        (1000.0, 1e6, fours(5, 9)),
+        # Six or more powers of 1024: those alone, thinned past max_ticks.
+        (1.0, 1024.0**5, [1.0, KiB, MiB, GiB, TiB, 1024.0**5]),
+        (0.9, 1024.0**6 * 1.1, [1024.0**k for k in range(7)]),
+        # Narrow ranges: powers of 2, then linear steps in KiB.
+        (KiB, 3 * KiB, [KiB, 2 * KiB]),
+        (KiB, 1.5 * KiB, [KiB * (1 + k / 10) for k in range(6)]),
+        (3 * KiB, 3.5 * KiB, [KiB * (3 + k / 10) for k in range(6)]),
+        (600.0, 700.0, [600.0, 620.0, 640.0, 660.0, 680.0, 700.0]),
+    ],
+)
+def test_log_ticks_base_1024(lo: float, hi: float, ticks: list[float]) -> None:
+    assert log_ticks(lo, hi, base=1024) == pytest.approx(ticks, rel=1e-12)
+
+
+def test_base_1024_ticks_label_as_round_binary_sizes() -> None:
+    labels = [format_bytes(t) for t in log_ticks(KiB, GiB, base=1024)]
+    assert labels == [
+        *("1 KiB", "4 KiB", "16 KiB", "64 KiB", "256 KiB"),
+        *("1 MiB", "4 MiB", "16 MiB", "64 MiB", "256 MiB"),
+        "1 GiB",
+    ]
+
+
+def test_base_1024_ticks_are_exact_powers_of_two() -> None:
+    for t in log_ticks(1 / 64, 16 * GiB, base=1024):
+        assert math.log2(t) == round(math.log2(t))
+
+
+def test_dense_powers_of_4_are_thinned_keeping_the_powers_of_1024() -> None:
+    # 1 KiB..1 TiB has 16 powers of 4; above 2 * max_ticks, every second one
+    # counted from each power of 1024.
+    assert log_ticks(KiB, TiB, base=1024) == fours(5, 20)
+    thinned = log_ticks(KiB, TiB, max_ticks=5, base=1024)
+    assert thinned == [float(4**k) for k in range(5, 21) if k % 5 in (0, 2, 4)]
+    assert {KiB, MiB, GiB, TiB} <= set(thinned)
+    assert len(log_ticks(1.0, 1024.0**40, max_ticks=3, base=1024)) <= 3
+
+
+def test_other_bases() -> None:
+    assert log_ticks(1.0, 1e9, base=1000) == [float(f"1e{k}") for k in range(10)]
+    assert log_ticks(1.0, 2.0**20, base=2) == [2.0**k for k in range(0, 21, 3)]
+    assert log_ticks(1.0, 100.0, base=3) == [1.0, 3.0, 9.0, 27.0, 81.0]
+    assert log_ticks(2.0, 8.0, base=10) == log_ticks(2.0, 8.0) == [2.0, 5.0]
+
+
+@pytest.mark.parametrize("base", [2, 3, 16, 1000, 1024])
+@pytest.mark.parametrize("lo", [1e-9, 0.37, 1.0, 7.3, 1000.0, 1024.0, 1234.5])
+@pytest.mark.parametrize("ratio", [1.001, 1.5, 2.0, 3.3, 9.9, 47.0, 1e4, 1e9, 1e30])
+def test_log_ticks_of_any_base_give_two_ticks_inside_the_range(
+    base: int, lo: float, ratio: float
+) -> None:
+    hi = lo * ratio
+    ticks = log_ticks(lo, hi, base=base)
+    assert len(ticks) >= 2
+    assert ticks == sorted(set(ticks))
+    assert all(lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9) for t in ticks)
+
+
+@pytest.mark.parametrize("base", [1, 0, -10])
+def test_log_ticks_refuse_a_base_below_two(base: int) -> None:
+    with pytest.raises(ValueError, match="bad log tick base"):
+        log_ticks(1.0, 10.0, base=base)
+
+
+def test_render_with_base_1024_ticks_on_a_bytes_axis() -> None:
+    sizes = fours(5, 15)
+    series = [Series("a", tuple((x, 1e-5 + 1e-9 * x) for x in sizes))]
+    seen: list[float] = []
+
+    def fmt(value: float) -> str:
+        seen.append(value)
+        return format_bytes(value)
+
+    def draw(x_tick_base: int = 10, y_tick_base: int = 10) -> bytes:
+        return render(
+            series,
+            title="t",
+            x_label="x",
+            y_label="y",
+            x_format=fmt,
+            x_tick_base=x_tick_base,
+            y_tick_base=y_tick_base,
+        )
+
+    data = draw(x_tick_base=1024)
+    assert seen == fours(5, 15)
+    assert draw(x_tick_base=1024) == data
+    assert draw() == draw(x_tick_base=10, y_tick_base=10) != data
+    image = Image.open(io.BytesIO(data))
+    assert image.size == (1000, 620)
+    assert PALETTE[0] in plot_area_colours(image)
+
+
+def test_render_with_base_1024_on_both_axes_and_a_linear_one() -> None:
+    series = [Series("a", ((KiB, KiB), (GiB, MiB)))]
+    both = render(
+        series, title="t", x_label="x", y_label="y", y_format=format_bytes, y_tick_base=1024
+    )
+    assert both.startswith(b"\x89PNG")
+    linear = render(series, title="t", x_label="x", y_label="y", log_x=False, x_tick_base=1024)
+    assert linear == render(series, title="t", x_label="x", y_label="y", log_x=False)
+
+
+def test_render_refuses_a_tick_base_below_two() -> None:
+    with pytest.raises(ValueError, match="x_tick_base"):
+        render(SAMPLE, title="t", x_label="x", y_label="y", x_tick_base=1)
+    with pytest.raises(ValueError, match="y_tick_base"):
+        render(SAMPLE, title="t", x_label="x", y_label="y", y_tick_base=0)
