@@ -39,12 +39,15 @@ def to_png(run: BenchRun) -> bytes:
         if hits:
             series.append(plot.Series(f"{impl.label}: dedup hit", hits))
         if refusals:
-            series.append(plot.Series(f"{impl.label}: over-cap refusal", refusals, dashed=True))
+            series.append(
+                plot.Series(f"{impl.label}: whole Read over the size cap", refusals, dashed=True)
+            )
     return plot.render(
         series,
         title="Read cost against file size (median round trip through protocol v1)",
         x_label="file size",
         y_label="time per call",
+        x_tick_base=1024,
     )
 
 
