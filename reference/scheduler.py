@@ -14,12 +14,13 @@ caller's thread, hands each block a start decision:
   rest of its batch (SCHED-CASCADE-1); an interrupt cancels running ``cancel``
   calls and everything not started (SCHED-INTERRUPT-1).
 
-Each call runs the whole dispatch pipeline on a worker thread; results are
-put back in block order (SCHED-ORDER-1).
+Each call runs the whole dispatch pipeline on a thread of its own, taken from
+``reference.workers``; results are put back in block order (SCHED-ORDER-1).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -33,6 +34,7 @@ from reference.registry import find_tool
 from reference.session import Session
 from reference.settings import positive_int
 from reference.tool import Tool, ToolUseContext
+from reference.workers import WORKERS
 
 DEFAULT_MAX_CONCURRENCY: Final = 10
 CONCURRENCY_ENV: Final = "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY"
@@ -92,7 +94,6 @@ class _Running:
     abort: AbortSignal
     safe: bool
     interrupt_cancels: bool
-    thread: threading.Thread
 
 
 @dataclass(slots=True)
@@ -121,6 +122,7 @@ class Scheduler:
         self.session = session
         self.events = events
         self.limit = max_concurrency(session)
+        self._inline = False
 
     def run(
         self,
@@ -135,6 +137,9 @@ class Scheduler:
         batch_of = {index: number for number, batch in enumerate(plan) for index in batch.indexes}
         state = _State()
         watch = set(interrupt_after)
+        # A lone block with nothing to interrupt it runs on this thread: nothing
+        # can overlap it, and a thread hand-off would cost more than a dedup hit.
+        self._inline = len(blocks) == 1 and not streaming and not watch
         started: set[str] = set()
         if watch:
             self.events.subscribe(lambda event: self._on_event(event, watch, started, state))
@@ -193,16 +198,17 @@ class Scheduler:
                 tools=self.tools,
             )
             tool = find_tool(self.tools, str(item.block.get("name")))
-            worker = threading.Thread(target=self._work, args=(item, ctx, state), daemon=True)
             state.running[item.index] = _Running(
                 index=item.index,
                 batch=item.batch,
                 abort=abort,
                 safe=item.safe,
                 interrupt_cancels=tool is not None and tool.interrupt_behavior == "cancel",
-                thread=worker,
             )
-        worker.start()
+        if self._inline:
+            self._work(item, ctx, state)
+        else:
+            WORKERS.run(functools.partial(self._work, item, ctx, state))
         return ctx_base
 
     def _may_start(self, state: _State, safe: bool) -> bool:

@@ -242,14 +242,27 @@ def gate(
     return points
 
 
-def replay(session: BenchSession, trace: Trace, *, dedup: bool) -> ReplayTotals:
-    """Replay ``trace`` over a fresh copy of its tree; dedup on or off (READ-DEDUP-4)."""
+@dataclass(frozen=True, slots=True)
+class TraceRun:
+    """A trace's calls as made: each Read's answer, and the clock around all the calls."""
+
+    dedup: bool
+    seconds: float
+    answers: tuple[tuple[ReadKind, Answer], ...]
+    failed_edits: int
+
+
+def run_trace(session: BenchSession, trace: Trace, *, dedup: bool) -> TraceRun:
+    """Make ``trace``'s calls over a fresh copy of its tree; dedup on or off (READ-DEDUP-4).
+
+    Only the calls are timed: writing the tree and sizing the answers are not.
+    """
     tree = session.root / ("trace-dedup-on" if dedup else "trace-dedup-off")
     trace.materialize(tree)
-    totals = ReplayTotals(dedup=dedup)
     session.begin({} if dedup else DEDUP_OFF)
-    started = time.perf_counter_ns()
     answers: list[tuple[ReadKind, Answer]] = []
+    failed_edits = 0
+    started = time.perf_counter_ns()
     for step in trace.steps:
         target = tree / step.path
         if isinstance(step, EditStep):
@@ -261,7 +274,7 @@ def replay(session: BenchSession, trace: Trace, *, dedup: bool) -> ReplayTotals:
                     "new_string": step.new_string,
                 },
             )
-            totals.failed_edits += edit.stage != "done"
+            failed_edits += edit.stage != "done"
             continue
         ranges = {
             name: value
@@ -269,9 +282,15 @@ def replay(session: BenchSession, trace: Trace, *, dedup: bool) -> ReplayTotals:
             if value is not None
         }
         answers.append((step.kind, session.read(target, **ranges)))
-    totals.seconds = (time.perf_counter_ns() - started) / 1e9
+    seconds = (time.perf_counter_ns() - started) / 1e9
     session.end()
-    for kind, answer in answers:  # sized after the clock stops: counting is the bench's cost
+    return TraceRun(dedup, seconds, tuple(answers), failed_edits)
+
+
+def tally(run: TraceRun) -> ReplayTotals:
+    """What the model received over a trace run: bytes and cl100k tokens, per kind of Read."""
+    totals = ReplayTotals(dedup=run.dedup, seconds=run.seconds, failed_edits=run.failed_edits)
+    for kind, answer in run.answers:
         size, tokens = answer.bytes, answer.tokens
         totals.reads += 1
         totals.stubs += answer.dedup
@@ -281,6 +300,11 @@ def replay(session: BenchSession, trace: Trace, *, dedup: bool) -> ReplayTotals:
         totals.bytes_by_kind[kind] = totals.bytes_by_kind.get(kind, 0) + size
         totals.tokens_by_kind[kind] = totals.tokens_by_kind.get(kind, 0) + tokens
     return totals
+
+
+def replay(session: BenchSession, trace: Trace, *, dedup: bool) -> ReplayTotals:
+    """``run_trace`` then ``tally``."""
+    return tally(run_trace(session, trace, dedup=dedup))
 
 
 def sparse_supported(directory: Path) -> bool:
