@@ -59,6 +59,17 @@ def test_dedup_hit_through_the_pipeline(
     assert benchmark(dispatch, engine.tools, block, ctx).dedup
 
 
+def test_dedup_hit_through_the_engine(
+    benchmark: BenchmarkFixture, tmp_path: Path, text_file: Callable[[int], Path]
+) -> None:
+    """The same hit as a protocol ``call`` command, in process: scheduler, events, response."""
+    engine = _engine(tmp_path)
+    request = {"seq": 2, "cmd": "call", "tool_use": _read(text_file(10_000))}
+    assert engine.handle(request)["outcome"]["dedup"] is False
+    response = benchmark(engine.handle, request)
+    assert response["outcome"]["dedup"] is True
+
+
 def test_message_of_ten_reads(
     benchmark: BenchmarkFixture, tmp_path: Path, text_file: Callable[[int], Path]
 ) -> None:
