@@ -215,8 +215,8 @@ class _Worker:
     """
 
     def __init__(self) -> None:
-        self._jobs: queue.Queue[Callable[[], Any] | None] = queue.Queue()
-        self._done: queue.Queue[tuple[bool, Any]] = queue.Queue()
+        self._jobs: queue.SimpleQueue[Callable[[], Any] | None] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
         threading.Thread(target=self._loop, name="toolconf-direct", daemon=True).start()
 
     def _loop(self) -> None:
@@ -330,7 +330,7 @@ class StdioConnector(_BaseConnector):
         self._env = dict(env) if env is not None else None
         self._cwd = cwd
         self._process: subprocess.Popen[bytes] | None = None
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._stderr: collections.deque[bytes] = collections.deque()
         self._stderr_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
@@ -348,7 +348,7 @@ class StdioConnector(_BaseConnector):
         except OSError as exc:
             raise AdapterCrash(f"cannot start {shlex.join(self.argv)}: {exc}") from exc
         self._process = process
-        lines: queue.Queue[bytes | None] = queue.Queue()
+        lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._lines = lines
         assert process.stdout is not None
         assert process.stderr is not None
@@ -436,7 +436,7 @@ def _read_some(fd: int) -> bytes:
         return b""
 
 
-def _read_lines(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
+def _read_lines(stream: IO[bytes], lines: queue.SimpleQueue[bytes | None]) -> None:
     with contextlib.suppress(OSError, ValueError):
         for line in iter(stream.readline, b""):
             lines.put(line)

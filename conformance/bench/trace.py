@@ -20,6 +20,9 @@ The generator decides from the snapshot alone, never from an implementation's
 answers, so every implementation replays the same calls. Its choices:
 
 - Files are drawn with a Zipf-like skew: a few hot files, a long tail.
+- A re-read repeats a recent Read: it reaches k Reads back with probability
+  ``RECENCY_P * (1 - RECENCY_P) ** k``, as a model re-reads what it is
+  working on rather than something from long ago.
 - A quarter of first Reads of a file longer than ``RANGE_MIN_LINES`` lines
   take a range (``offset`` and ``limit``); the rest read the whole file.
 - Edits go only to files small enough that their whole Read passes the token
@@ -30,6 +33,7 @@ answers, so every implementation replays the same calls. Its choices:
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +47,7 @@ TREE_SUFFIXES: Final = frozenset({".py", ".md", ".yaml", ".json", ".toml", ".txt
 EDIT_MAX_BYTES: Final = 40_000
 RANGE_MIN_LINES: Final = 300
 SEED_REREAD_SHARE: Final = 0.18  # seed 000: "~18% DE READS SAO RE-READS"
+RECENCY_P: Final = 0.2  # a re-read goes back k Reads with probability 0.2 * 0.8**k
 
 ReadKind = Literal["first", "reread", "reread_other_range", "reread_after_edit"]
 REREAD_KINDS: Final[tuple[ReadKind, ...]] = ("reread", "reread_other_range", "reread_after_edit")
@@ -156,7 +161,7 @@ def make_trace(
     edits = 0
     for position in range(reads):
         if position in reread_at and done:
-            earlier = rng.choice(done)
+            earlier = done[-1 - min(len(done) - 1, _recency(rng))]
             ranged = (earlier.offset, earlier.limit)
             edit = None
             if rng.random() < after_edit_share:
@@ -177,6 +182,11 @@ def make_trace(
         done.append(step)
         steps.append(step)
     return Trace(files=dict(files), steps=tuple(steps), seed=seed)
+
+
+def _recency(rng: random.Random) -> int:
+    """How many Reads back a re-read reaches: geometric, mostly the last few (mean 4)."""
+    return int(math.log(1.0 - rng.random()) / math.log(1.0 - RECENCY_P))
 
 
 def _first_read(
