@@ -1,6 +1,6 @@
 """Seed 000's claim, replayed: about 18% of Reads are re-reads, and dedup answers them with a stub.
 
-The trace (``conformance.bench.trace``) reads this project's own sources, 300
+The trace (``conformance.bench.trace``) reads this project's own sources, 1,000
 Reads with 18% re-reads, some right after an Edit. It is replayed through the
 whole pipeline of the reference engine in process, with dedup on and off; each
 benchmark records in ``extra_info`` the bytes and tokens the model received,
@@ -21,10 +21,12 @@ from conformance.bench.trace import REREAD_KINDS, Trace, default_tree, make_trac
 from conformance.connectors import connect
 from reference.tools.read import DEDUP_STUB
 
+READS = 1000
+
 
 @pytest.fixture(scope="module")
 def trace() -> Trace:
-    return make_trace(default_tree(), reads=300, seed=0)
+    return make_trace(default_tree(), reads=READS, seed=0)
 
 
 @pytest.fixture
@@ -49,7 +51,7 @@ def test_trace_replay(
         measure.run_trace, args=(session, trace), kwargs={"dedup": dedup}, rounds=3, iterations=1
     )
     totals = measure.tally(run)
-    assert totals.reads == 300
+    assert totals.reads == READS
     assert (totals.failed_reads, totals.failed_edits) == (0, 0)
     assert totals.stubs == (trace.count("reread") if dedup else 0)
     benchmark.extra_info.update(

@@ -147,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         "--no-reference", action="store_true", help="measure only the --impl implementations"
     )
     bench.add_argument("--rounds", type=int, default=15, help="timed calls per figure (default 15)")
-    bench.add_argument("--reads", type=int, default=300, help="Reads in the trace (default 300)")
+    bench.add_argument("--reads", type=int, default=1000, help="Reads in the trace (default 1000)")
     bench.add_argument("--seed", type=int, default=0, help="the trace's seed (default 0)")
     bench.add_argument(
         "--output-dir",

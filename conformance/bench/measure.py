@@ -100,6 +100,7 @@ class ReplayTotals:
     tokens: int = 0
     tokens_by_kind: dict[str, int] = field(default_factory=dict)
     bytes_by_kind: dict[str, int] = field(default_factory=dict)
+    seconds_by_kind: dict[str, float] = field(default_factory=dict)
 
 
 def _median(samples: Sequence[float]) -> float:
@@ -299,6 +300,7 @@ def tally(run: TraceRun) -> ReplayTotals:
         totals.tokens += tokens
         totals.bytes_by_kind[kind] = totals.bytes_by_kind.get(kind, 0) + size
         totals.tokens_by_kind[kind] = totals.tokens_by_kind.get(kind, 0) + tokens
+        totals.seconds_by_kind[kind] = totals.seconds_by_kind.get(kind, 0.0) + answer.seconds
     return totals
 
 

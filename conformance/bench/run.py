@@ -114,7 +114,7 @@ def bench(
     specs: Sequence[tuple[str, str]],
     *,
     rounds: int = 15,
-    reads: int = 300,
+    reads: int = 1000,
     seed: int = 0,
     timeout: float = 60.0,
     say: Callable[[str], None] = print,

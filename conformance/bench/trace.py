@@ -133,7 +133,7 @@ def default_tree() -> dict[str, str]:
 def make_trace(
     files: Mapping[str, str],
     *,
-    reads: int = 300,
+    reads: int = 1000,
     reread_share: float = SEED_REREAD_SHARE,
     after_edit_share: float = 0.3,
     seed: int = 0,
