@@ -34,6 +34,7 @@ from conformance import __version__
 from conformance.baseline import diff_baseline, load_baseline, merge_baseline, save_baseline
 from conformance.bench import report as bench_report
 from conformance.bench.run import REFERENCE_LABEL, bench, reference_spec
+from conformance.bench.trace import AFTER_EDIT_SHARE, SEED_REREAD_SHARE
 from conformance.connectors import ConnectorOptions, connect
 from conformance.console import Progress, describe_result, format_table, summarize
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
@@ -149,6 +150,18 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--rounds", type=int, default=15, help="timed calls per figure (default 15)")
     bench.add_argument("--reads", type=int, default=1000, help="Reads in the trace (default 1000)")
     bench.add_argument("--seed", type=int, default=0, help="the trace's seed (default 0)")
+    bench.add_argument(
+        "--reread-share",
+        type=float,
+        default=SEED_REREAD_SHARE,
+        help="share of the trace's Reads that re-read (default 0.18, seed 000's figure)",
+    )
+    bench.add_argument(
+        "--after-edit-share",
+        type=float,
+        default=AFTER_EDIT_SHARE,
+        help="share of re-reads that follow an Edit of the file (default 0.3)",
+    )
     bench.add_argument(
         "--output-dir",
         type=Path,
@@ -434,7 +447,21 @@ def _bench(args: argparse.Namespace) -> int:
     if args.rounds < 1 or args.reads < 2:
         print("bench: --rounds must be at least 1 and --reads at least 2", file=sys.stderr)
         return EXIT_USAGE
-    run = bench(specs, rounds=args.rounds, reads=args.reads, seed=args.seed, timeout=args.timeout)
+    if not (0 <= args.reread_share < 1 and 0 <= args.after_edit_share <= 1):
+        print(
+            "bench: --reread-share must lie in [0, 1), --after-edit-share in [0, 1]",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    run = bench(
+        specs,
+        rounds=args.rounds,
+        reads=args.reads,
+        seed=args.seed,
+        reread_share=args.reread_share,
+        after_edit_share=args.after_edit_share,
+        timeout=args.timeout,
+    )
     args.output_dir.mkdir(parents=True, exist_ok=True)
     markdown = bench_report.to_markdown(run)
     (args.output_dir / "bench.json").write_text(bench_report.to_json(run), encoding="utf-8")

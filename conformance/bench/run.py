@@ -20,7 +20,14 @@ from typing import Any
 
 from conformance.bench import measure
 from conformance.bench.session import BenchSession
-from conformance.bench.trace import REREAD_KINDS, Trace, default_tree, make_trace
+from conformance.bench.trace import (
+    AFTER_EDIT_SHARE,
+    REREAD_KINDS,
+    SEED_REREAD_SHARE,
+    Trace,
+    default_tree,
+    make_trace,
+)
 from conformance.connectors import ConnectorOptions, connect
 from conformance.errors import AdapterFailure
 
@@ -116,11 +123,23 @@ def bench(
     rounds: int = 15,
     reads: int = 1000,
     seed: int = 0,
+    reread_share: float = SEED_REREAD_SHARE,
+    after_edit_share: float = AFTER_EDIT_SHARE,
     timeout: float = 60.0,
     say: Callable[[str], None] = print,
 ) -> BenchRun:
-    """Measure each ``(label, connector spec)`` in turn; never raises for an implementation."""
-    trace = make_trace(default_tree(), reads=reads, seed=seed)
+    """Measure each ``(label, connector spec)`` in turn; never raises for an implementation.
+
+    Raises:
+        ValueError: trace shares outside [0, 1).
+    """
+    trace = make_trace(
+        default_tree(),
+        reads=reads,
+        reread_share=reread_share,
+        after_edit_share=after_edit_share,
+        seed=seed,
+    )
     run = BenchRun(
         started=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         machine=machine(),

@@ -47,6 +47,7 @@ TREE_SUFFIXES: Final = frozenset({".py", ".md", ".yaml", ".json", ".toml", ".txt
 EDIT_MAX_BYTES: Final = 40_000
 RANGE_MIN_LINES: Final = 300
 SEED_REREAD_SHARE: Final = 0.18  # seed 000: "~18% DE READS SAO RE-READS"
+AFTER_EDIT_SHARE: Final = 0.3  # the seeds give no figure: a guess, and an option
 RECENCY_P: Final = 0.2  # a re-read goes back k Reads with probability 0.2 * 0.8**k
 
 ReadKind = Literal["first", "reread", "reread_other_range", "reread_after_edit"]
@@ -135,7 +136,7 @@ def make_trace(
     *,
     reads: int = 1000,
     reread_share: float = SEED_REREAD_SHARE,
-    after_edit_share: float = 0.3,
+    after_edit_share: float = AFTER_EDIT_SHARE,
     seed: int = 0,
 ) -> Trace:
     """A trace of exactly ``reads`` Reads, ``round(reads * reread_share)`` of them re-reads.

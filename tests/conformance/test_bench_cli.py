@@ -73,8 +73,14 @@ def test_an_implementation_that_cannot_start_is_reported_and_fails_the_run(
 
 @pytest.mark.parametrize(
     "argv",
-    [["--no-reference"], ["--rounds", "0"], ["--reads", "1"]],
-    ids=["nothing-to-measure", "no-rounds", "one-read"],
+    [
+        ["--no-reference"],
+        ["--rounds", "0"],
+        ["--reads", "1"],
+        ["--reread-share", "1"],
+        ["--after-edit-share", "-0.1"],
+    ],
+    ids=["nothing-to-measure", "no-rounds", "one-read", "all-rereads", "negative-share"],
 )
 def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", *argv]) == 2
@@ -90,3 +96,15 @@ def test_the_summary_gives_the_headline_ratios() -> None:
     assert 0 < headline["tokens_saved"] < 1
     png = report.to_png(run)
     assert Image.open(io.BytesIO(png)).size == (1000, 620)
+
+
+def test_the_trace_shares_are_the_ones_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    argv = ["bench", "--no-reference", "--impl", "direct", "--rounds", "1", "--reads", "40"]
+    argv += ["--reread-share", "0.5", "--after-edit-share", "0", "--output-dir", str(out)]
+    assert main(argv) == 0
+    trace = json.loads((out / "bench.json").read_text(encoding="utf-8"))["trace"]
+    assert (trace["reads"], trace["rereads"], trace["rereads_after_edit"]) == (40, 20, 0)
+    capsys.readouterr()
