@@ -153,10 +153,17 @@ def dedup_by_size(
 
     session.begin(UNCAPPED)
     points: list[DedupPoint] = []
+    missing = session.root / "no-such-file.py"
+    floors: list[float] = []
     for size, path in files.items():
         first = session.read(path, limit=WHOLE)
         _expect_done(f"first Read {size}")(first)
-        answers = [session.read(path, limit=WHOLE) for _ in range(WARMUP + rounds)][WARMUP:]
+        answers: list[Answer] = []
+        for round_number in range(WARMUP + rounds):  # hits and floors taken turn about
+            hit, floor_answer = session.read(path, limit=WHOLE), session.read(missing)
+            if round_number >= WARMUP:
+                answers.append(hit)
+                floors.append(floor_answer.seconds)
         hits = all(answer.dedup and answer.stage == "done" for answer in answers)
         stub = answers[-1]
         points.append(
@@ -170,8 +177,7 @@ def dedup_by_size(
                 stub_tokens=stub.tokens if hits else None,
             )
         )
-    missing = session.root / "no-such-file.py"
-    floor = _timed(rounds, lambda: session.read(missing), lambda answer: None)
+    floor = _median(floors)
     session.end()
     return points, floor
 
