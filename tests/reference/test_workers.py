@@ -21,7 +21,7 @@ def _wait_idle(pool: Workers, count: int) -> None:
 
 
 def test_jobs_that_wait_for_each_other_all_run_at_once() -> None:
-    """SCHED-RUN-1 needs overlap: no job may wait behind a running one."""
+    """SPEC: SCHED-RUN-1 (concurrent calls overlap: no job waits behind a running one)."""
     pool = Workers("test")
     barrier = threading.Barrier(5, timeout=WAIT)
     done = threading.Semaphore(0)
@@ -38,6 +38,7 @@ def test_jobs_that_wait_for_each_other_all_run_at_once() -> None:
 
 
 def test_a_worker_is_reused_once_its_job_ended() -> None:
+    """Reference-defined: workers are kept between calls, not started per call."""
     pool = Workers("test")
     names: list[str] = []
     for _ in range(20):
@@ -55,6 +56,7 @@ def test_a_worker_is_reused_once_its_job_ended() -> None:
 
 
 def test_a_failing_job_costs_no_worker(capsys: pytest.CaptureFixture[str]) -> None:
+    """Reference-defined: a job that raises is reported on stderr; its worker serves on."""
     pool = Workers("test")
     ran = threading.Event()
 
@@ -70,6 +72,7 @@ def test_a_failing_job_costs_no_worker(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_workers_are_daemon_threads() -> None:
+    """Reference-defined: a call that never ends cannot keep the process from exiting."""
     pool = Workers("test")
     seen: list[bool] = []
     finished = threading.Event()
