@@ -21,7 +21,8 @@ def _wait_idle(pool: Workers, count: int) -> None:
 
 
 def test_jobs_that_wait_for_each_other_all_run_at_once() -> None:
-    """SPEC: SCHED-RUN-1 (concurrent calls overlap: no job waits behind a running one)."""
+    """SPEC: SCHED-RUN-1"""
+    # Calls that may overlap must: no job waits behind a running one.
     pool = Workers("test")
     barrier = threading.Barrier(5, timeout=WAIT)
     done = threading.Semaphore(0)
