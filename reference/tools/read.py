@@ -59,13 +59,11 @@ class ReadInput(StrictInput):
     pages: str | None = Field(default=None, description="PDF page range, e.g. '1-5'")
 
 
-def resolve_existing(ctx: ToolUseContext, raw_path: str) -> tuple[str, fileio.Stat]:
-    """The expanded path and its stat; the thin-space twin when only it exists.
+def resolve_existing(path: str) -> tuple[str, fileio.Stat]:
+    """The expanded ``path`` and its stat; the thin-space twin when only it exists.
 
-    READ-THINSPACE-1. One ``stat`` in the common case: this is the dedup hit's
-    whole I/O (READ-DEDUP-2).
+    READ-THINSPACE-1. One ``stat`` in the common case.
     """
-    path = ctx.expand(raw_path)
     st = fileio.stat(path)
     if st.kind is fileio.FileKind.MISSING:
         twin = paths.thin_space_alternative(path)
@@ -116,7 +114,7 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
         raise errors.BlockedDevicePathError(
             f"Cannot read {path}: it is a device that never ends or waits for input."
         )
-    path, st = resolve_existing(ctx, inp.file_path)
+    path, st = resolve_existing(path)
     rule = matching_deny_rule(ctx.session, path, ("Read",))
     if rule is not None:
         raise errors.ReadDeniedError(
@@ -200,7 +198,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     expanded = ctx.expand(inp.file_path)
     if _dedup_hit(ctx, expanded, offset, limit):  # READ-DEDUP-2: before anything else
         return _unchanged(expanded)
-    path, st = resolve_existing(ctx, inp.file_path)
+    path, st = resolve_existing(expanded)
     if path != expanded and _dedup_hit(ctx, path, offset, limit):  # the thin-space twin
         return _unchanged(path)
     if st.kind is fileio.FileKind.DEV_NULL:
