@@ -358,7 +358,7 @@ def _at(points: Sequence[DedupPoint], size: int) -> DedupPoint | None:
 
 
 def summary(run: BenchRun) -> dict[str, Any]:
-    """The headline ratios per implementation, for tests and the console."""
+    """The headline ratios per implementation, as numbers, for a program reading a run."""
     out: dict[str, Any] = {}
     for impl in run.implementations:
         hit = _at(impl.dedup, TARGET_SIZE)
