@@ -30,7 +30,7 @@ def test_bare_stat_floor(
     """The floor a dedup hit can reach: one os.stat of the same file."""
     path = str(text_file(size))
     result = benchmark(os.stat, path)
-    assert result.st_size == size
+    assert size - 4 <= result.st_size <= size  # the corpus cuts on a character boundary
 
 
 @SIZES
