@@ -14,16 +14,20 @@ import errno
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from reference import errors, hooks
 from reference.permissions.decision import PermissionDecision, decide
-from reference.registry import find_tool
 from reference.results import persist, size_of, with_text_blocks
 from reference.schema_errors import format_schema_error, json_type, schema_error_text
-from reference.tool import ContextModifier, ResultContent, Tool, ToolUseContext
+from reference.tool import ContextModifier, ResultContent, Tool, ToolUseContext, find_tool
+
+Stage = Literal[
+    "unknown_tool", "input_schema", "validate", "pre_hook", "permission", "call", "done", "aborted"
+]
+"""SPEC 0.3: where a call ended."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,7 +37,7 @@ class CallOutcome:
     tool_use_id: str
     content: ResultContent
     is_error: bool
-    stage: str
+    stage: Stage
     error_code: int | None = None
     error_name: str | None = None
     dedup: bool = False
@@ -79,25 +83,15 @@ def aborted_outcome(tool_use_id: str, reason: str | None, detail: str = "") -> C
             content=wrap_error(f"Cancelled: parallel tool call {detail} errored"),
             is_error=True,
             stage="aborted",
-            error_name="SiblingErrorAbort",
+            error_name=errors.SiblingErrorAbort.error_name,
         )
     return CallOutcome(
         tool_use_id=tool_use_id,
         content="[Request interrupted by user for tool use]",
         is_error=True,
         stage="aborted",
-        error_name="UserInterruptAbort",
+        error_name=errors.UserInterruptAbort.error_name,
     )
-
-
-def cascade_description(tool: Tool, raw_input: Mapping[str, Any], exc: BaseException) -> str | None:
-    """SCHED-CASCADE-1/2: DESC when this failure cancels its batch, else None."""
-    if tool.name == "Bash":
-        command = str(raw_input.get("command", ""))
-        return f"Bash({command[:40]}…)" if len(command) > 40 else f"Bash({command})"
-    if getattr(exc, "cascades", False) is True:  # a Probe with fail and bash_error
-        return f"Probe({raw_input.get('label', '')})"
-    return None
 
 
 def wrap_error(message: str) -> str:
@@ -139,7 +133,7 @@ def dispatch(
     return outcome
 
 
-def _refused(tool_use_id: str, stage: str, message: str, **fields: Any) -> CallOutcome:
+def _refused(tool_use_id: str, stage: Stage, message: str, **fields: Any) -> CallOutcome:
     return CallOutcome(
         tool_use_id=tool_use_id, content=wrap_error(message), is_error=True, stage=stage, **fields
     )
@@ -174,7 +168,7 @@ class _Call:
                 self.id,
                 "unknown_tool",
                 f"Error: No such tool available: {self.name}",
-                error_name="UnknownToolError",
+                error_name=errors.UnknownToolError.error_name,
             )
         if self.ctx.abort.is_set():  # DISP-ABORT-1
             return aborted_outcome(self.id, self.ctx.abort.reason, self.ctx.abort.detail)
@@ -196,7 +190,9 @@ class _Call:
         if pre.blocked:  # HOOK-BLOCK-1: before any permission rule
             message = pre.block_reason or hooks.BLOCK_PREFIX
             self.permission = PermissionDecision.hook_block(message).to_outcome()
-            return self._ended(message, stage="pre_hook", error_name="HookBlockedError")
+            return self._ended(
+                message, stage="pre_hook", error_name=errors.HookBlockedError.error_name
+            )
         if pre.updated_input is not None:  # HOOK-UPDATE-1: checked again from the schema on
             checked = self._check_input(tool, pre.updated_input)
             if isinstance(checked, CallOutcome):
@@ -215,11 +211,18 @@ class _Call:
         self.permission = decision.to_outcome()
         if decision.behavior == "deny":  # PERM-MESSAGE-1: not wrapped
             message = decision.message or "Permission denied."
-            return self._ended(message, stage="permission", error_name="PermissionDeniedError")
+            return self._ended(
+                message, stage="permission", error_name=errors.PermissionDeniedError.error_name
+            )
         return self._call(tool, model_input, parsed, observable)
 
     def _ended(
-        self, message: str, *, stage: str, error_name: str, post: list[dict[str, str]] | None = None
+        self,
+        message: str,
+        *,
+        stage: Stage,
+        error_name: str,
+        post: list[dict[str, str]] | None = None,
     ) -> CallOutcome:
         """A call refused or failed after phase 7: the message, then the hooks' texts."""
         return CallOutcome(
@@ -245,7 +248,7 @@ class _Call:
                 self.id,
                 "input_schema",
                 schema_error_text(tool.name, [line]),
-                error_name="InputValidationError",
+                error_name=errors.InputValidationError.error_name,
             )
         try:
             parsed = tool.input_model.model_validate(dict(raw_input))
@@ -254,7 +257,7 @@ class _Call:
                 self.id,
                 "input_schema",
                 format_schema_error(tool, raw_input, exc),
-                error_name="InputValidationError",
+                error_name=errors.InputValidationError.error_name,
             )
         # DISP-BACKFILL-1: hooks and permissions see expanded paths; call() gets the original.
         observable = tool.backfill_observable_input(raw_input, self.ctx.cwd, self.session.home)
@@ -302,7 +305,8 @@ class _Call:
                 error_name=classify_error(exc),
                 post=hooks.context_blocks(hooks.POST_TOOL_USE_FAILURE, post),
             )
-            return replace(ended, cascades=cascade_description(tool, model_input, exc))
+            # SCHED-CASCADE-1: the tool says whether its failure cancels the batch (TOOL-DEFAULT-1)
+            return replace(ended, cascades=tool.cascade_description(parsed, exc))
         if self.ctx.abort.reason == "sibling_error":  # SCHED-CASCADE-1: not ended when cancelled
             return aborted_outcome(self.id, self.ctx.abort.reason, self.ctx.abort.detail)
         post = hooks.run_post_tool_use(  # DISP-POSTHOOK-1

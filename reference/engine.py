@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from reference import __version__
+from reference.errors import BadRequest
 from reference.events import EventLog
 from reference.registry import api_export, build_pool, deferred_names
 from reference.scheduler import Scheduler
@@ -42,10 +43,6 @@ FEATURES: Final = (
     "test_tools",
     "registry",
 )
-
-
-class BadRequest(Exception):
-    """The request cannot be served; the response says why and the engine goes on."""
 
 
 def _error(seq: object, message: str) -> dict[str, Any]:

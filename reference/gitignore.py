@@ -35,13 +35,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from reference import errors
+
 GITIGNORE: Final = ".gitignore"
 GREP_IGNORE_FILES: Final = (".rgignore", ".ignore", GITIGNORE)  # GREP-FILES-1, precedence order
 GLOB_IGNORE_FILES: Final = (GITIGNORE,)  # GLOB-IGNORE-1
-
-
-class GlobSyntaxError(ValueError):
-    """A glob that ripgrep refuses (unclosed class or alternation, bad range...)."""
 
 
 def glob_regex(glob: str, *, strict: bool = True) -> str:
@@ -60,7 +58,7 @@ class _GlobCompiler:
 
     def fail(self, message: str) -> None:
         if self.strict:
-            raise GlobSyntaxError(f"error parsing glob '{self.glob}': {message}")
+            raise errors.GlobSyntaxError(f"error parsing glob '{self.glob}': {message}")
 
     def compile(self) -> str:
         out, _ = self._sequence(0, in_braces=False)
@@ -205,7 +203,7 @@ def parse_ignore_text(text: str) -> tuple[IgnorePattern, ...]:
     for line in text.split("\n"):
         try:
             pattern = compile_line(line, strict=True)
-        except GlobSyntaxError:
+        except errors.GlobSyntaxError:
             continue
         if pattern is not None:
             patterns.append(pattern)

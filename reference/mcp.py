@@ -48,16 +48,6 @@ _CONSTRAINTS: Final = {
 }
 
 
-class McpToolError(errors.ToolCallError):
-    """REG-MCP-1: the server answered with ``isError``; the message is its text."""
-
-    error_name = "McpToolError"
-
-
-class UnsupportedSchemaError(ValueError):
-    """A server's input schema uses JSON Schema this engine cannot check strictly."""
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class McpToolDefinition:
     """One entry of a server's tool list.
@@ -127,18 +117,20 @@ def model_from_schema(name: str, schema: Mapping[str, Any]) -> type[BaseModel]:
     about additional properties, none are accepted.
 
     Raises:
-        UnsupportedSchemaError: anything else.
+        errors.UnsupportedSchemaError: anything else.
     """
     if schema.get("type", "object") != "object":
-        raise UnsupportedSchemaError(f"{name}: the input schema must be an object")
+        raise errors.UnsupportedSchemaError(f"{name}: the input schema must be an object")
     properties = schema.get("properties") or {}
     required = set(schema.get("required") or ())
     if not isinstance(properties, Mapping):
-        raise UnsupportedSchemaError(f"{name}: properties must be an object")
+        raise errors.UnsupportedSchemaError(f"{name}: properties must be an object")
     fields: dict[str, Any] = {}
     for prop, prop_schema in properties.items():
         if not isinstance(prop_schema, Mapping):
-            raise UnsupportedSchemaError(f"{name}.{prop}: a property schema must be an object")
+            raise errors.UnsupportedSchemaError(
+                f"{name}.{prop}: a property schema must be an object"
+            )
         annotation = _annotation(f"{name}_{prop}", prop_schema)
         options = {
             _CONSTRAINTS[key]: value for key, value in prop_schema.items() if key in _CONSTRAINTS
@@ -167,7 +159,7 @@ def _annotation(name: str, schema: Mapping[str, Any]) -> Any:
         return cast(Any, list)[element]
     if kind == "object":
         return model_from_schema(name, schema)
-    raise UnsupportedSchemaError(f"{name}: unsupported schema {dict(schema)!r}")
+    raise errors.UnsupportedSchemaError(f"{name}: unsupported schema {dict(schema)!r}")
 
 
 # -- the tool ---------------------------------------------------------------
@@ -206,7 +198,7 @@ class _Caller:
         result = self.server.call_tool(self.tool_name, _arguments(inp))
         content = [dict(block) for block in result.content]
         if result.is_error:  # REG-MCP-1
-            raise McpToolError(_text_of(content) or f"MCP tool {self.tool_name} failed")
+            raise errors.McpToolError(_text_of(content) or f"MCP tool {self.tool_name} failed")
         return ToolResult({"content": content})
 
 

@@ -9,6 +9,8 @@ The pool of a session is made in four steps (:func:`build_pool`):
 4. ToolSearch joins the built-ins when the pool holds a deferred tool.
 
 What the model is offered of the pool is :func:`api_export` (REG-EXPORT-1).
+Lookup, :func:`find_tool`, lives beside ``Tool`` in :mod:`reference.tool`, so the
+dispatch pipeline does not import every tool; it is re-exported here.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from reference.mcp import McpServer, mcp_tools, server_rule_names
 from reference.mcp_test_server import TEST_SERVER
 from reference.permissions.rules import denied_tool_names
 from reference.session import Session
-from reference.tool import Tool
+from reference.tool import Tool, find_tool
 from reference.tools.bash import BASH_TOOL
 from reference.tools.edit import EDIT_TOOL
 from reference.tools.glob import GLOB_TOOL
@@ -160,8 +162,3 @@ def build_pool(session: Session, servers: Sequence[McpServer] | None = None) -> 
     if any(is_deferred(tool) for tool in pool):
         pool = assemble_pool(get_tools([*built_in, TOOL_SEARCH_TOOL], denied), external)
     return pool
-
-
-def find_tool(tools: Sequence[Tool], name: str) -> Tool | None:
-    """REG-LOOKUP-1: the first tool answering to ``name`` or having it as an alias."""
-    return next((tool for tool in tools if tool.matches_name(name)), None)

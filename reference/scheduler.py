@@ -30,10 +30,9 @@ from typing import Any, Final
 from reference.abort import AbortSignal
 from reference.dispatch import CallOutcome, aborted_outcome, dispatch
 from reference.events import EventLog
-from reference.registry import find_tool
 from reference.session import Session
 from reference.settings import positive_int
-from reference.tool import Tool, ToolUseContext
+from reference.tool import Tool, ToolUseContext, find_tool
 from reference.workers import WORKERS
 
 DEFAULT_MAX_CONCURRENCY: Final = 10

@@ -12,9 +12,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple
+from typing import Any, Generic, Literal, NamedTuple
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from reference.abort import AbortSignal
 from reference.errors import Refusal
@@ -89,7 +90,12 @@ class McpInfo:
     tool_name: str
 
 
-def _never(_input: Any) -> bool:
+InputT = TypeVar("InputT", bound=BaseModel, default=Any)
+"""The tool's input model. A bare ``Tool`` is ``Tool[Any]``: a tool of the pool,
+whose input the pipeline only knows as what ``input_model`` parsed."""
+
+
+def _never(_input: object) -> bool:
     return False
 
 
@@ -97,53 +103,76 @@ def _enabled() -> bool:
     return True
 
 
-def _passthrough(_input: Any, _ctx: ToolUseContext) -> PermissionCheck:
+def _passthrough(_input: object, _ctx: ToolUseContext) -> PermissionCheck:
     """TOOL-DEFAULT-1: the general permission flow decides."""
     return PASSTHROUGH
 
 
-def _no_classifier_input(_input: Any) -> str:
+def _no_classifier_input(_input: object) -> str:
     return ""
+
+
+def _no_cascade(_input: object, _exc: BaseException) -> str | None:
+    """SCHED-CASCADE-3: a tool's failure leaves its siblings running unless it says otherwise.
+
+    This is the fail-closed default. A cascade is an act: it aborts other calls
+    and throws their work away. A tool that forgot to declare one, with this
+    default, lets its concurrency-safe (read-only, TOOL-PROPS-1) siblings run
+    to their end, which can change no file; the opposite default would make
+    every new tool's failure cancel unrelated calls, which SCHED-CASCADE-3
+    forbids. Only Bash (SCHED-CASCADE-1) and Probe with ``bash_error``
+    (PROTO-PROBE-2) override it.
+    """
+    return None
+
+
+_NO_ERROR_CODES: Mapping[type[Refusal], int] = MappingProxyType({})
 
 
 def _json_content(data: Mapping[str, Any]) -> ResultContent:
     return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
-CallFn = Callable[[Any, ToolUseContext], ToolResult]
-ValidateFn = Callable[[Any, ToolUseContext], None]
+CallFn = Callable[[InputT, ToolUseContext], ToolResult]
+ValidateFn = Callable[[InputT, ToolUseContext], None]
+CascadeFn = Callable[[InputT, BaseException], str | None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Tool:
-    """A tool. Build one with :func:`build_tool`; the defaults fail closed."""
+class Tool(Generic[InputT]):
+    """A tool over its input model ``InputT`` (SPEC section 1).
+
+    Build one with :func:`build_tool`, which holds the fail-closed defaults;
+    every member that takes an input takes the parsed ``InputT``.
+    """
 
     name: str
-    input_model: type[BaseModel]
-    call: CallFn
-    description: str = ""
-    aliases: tuple[str, ...] = ()
-    validate_input: ValidateFn | None = None
-    error_codes: Mapping[type[Refusal], int] = field(default_factory=dict)
-    is_enabled: Callable[[], bool] = _enabled
-    is_concurrency_safe: Callable[[Any], bool] = _never
-    is_read_only: Callable[[Any], bool] = _never
-    is_destructive: Callable[[Any], bool] = _never
-    map_result: Callable[[Mapping[str, Any]], ResultContent] = _json_content
-    max_result_size_chars: float = 100_000
-    path_fields: tuple[str, ...] = ()
-    check_permissions: Callable[[Any, ToolUseContext], PermissionCheck] = _passthrough
-    get_path: Callable[[Any, ToolUseContext], str | None] | None = None
-    path_rules: PathRules | None = None  # which path rules apply (PERM-RULE-2)
-    classifier_input: Callable[[Any], str] = _no_classifier_input
-    interrupt_behavior: InterruptBehavior = "block"
-    inputs_equivalent: Callable[[Any, Any, ToolUseContext], bool] | None = None
-    should_defer: bool = False
-    always_load: bool = False
-    mcp_info: McpInfo | None = None
+    input_model: type[InputT]
+    call: CallFn[InputT]
+    description: str
+    aliases: tuple[str, ...]
+    validate_input: ValidateFn[InputT] | None
+    error_codes: Mapping[type[Refusal], int]
+    is_enabled: Callable[[], bool]
+    is_concurrency_safe: Callable[[InputT], bool]
+    is_read_only: Callable[[InputT], bool]
+    is_destructive: Callable[[InputT], bool]
+    map_result: Callable[[Mapping[str, Any]], ResultContent]
+    max_result_size_chars: float
+    path_fields: tuple[str, ...]
+    check_permissions: Callable[[InputT, ToolUseContext], PermissionCheck]
+    get_path: Callable[[InputT, ToolUseContext], str | None] | None
+    path_rules: PathRules | None  # which path rules apply (PERM-RULE-2)
+    classifier_input: Callable[[InputT], str]
+    interrupt_behavior: InterruptBehavior
+    inputs_equivalent: Callable[[InputT, InputT, ToolUseContext], bool] | None
+    cascade_description: CascadeFn[InputT]
+    should_defer: bool
+    always_load: bool
+    mcp_info: McpInfo | None
 
     def matches_name(self, name: str) -> bool:
-        """A tool answers to its name and to every alias (REG lookup)."""
+        """REG-LOOKUP-1: a tool answers to its name and to every alias."""
         return name == self.name or name in self.aliases
 
     def error_code(self, refusal: Refusal) -> int:
@@ -157,7 +186,7 @@ class Tool:
     def backfill_observable_input(
         self, raw: Mapping[str, Any], cwd: str, home: str
     ) -> dict[str, Any]:
-        """A copy of the model input with path fields expanded (DISP backfill)."""
+        """DISP-BACKFILL-1: a copy of the model input with path fields expanded."""
         observable = dict(raw)
         for name in self.path_fields:
             value = observable.get(name)
@@ -166,12 +195,74 @@ class Tool:
         return observable
 
 
-def build_tool(**definition: Any) -> Tool:
-    """Make a tool; whatever it does not declare takes the fail-closed default."""
-    tool = Tool(**definition)
-    if not tool.name:
+def build_tool(
+    *,
+    name: str,
+    input_model: type[InputT],
+    call: CallFn[InputT],
+    description: str = "",
+    aliases: tuple[str, ...] = (),
+    validate_input: ValidateFn[InputT] | None = None,
+    error_codes: Mapping[type[Refusal], int] = _NO_ERROR_CODES,
+    is_enabled: Callable[[], bool] = _enabled,
+    is_concurrency_safe: Callable[[InputT], bool] = _never,
+    is_read_only: Callable[[InputT], bool] = _never,
+    is_destructive: Callable[[InputT], bool] = _never,
+    map_result: Callable[[Mapping[str, Any]], ResultContent] = _json_content,
+    max_result_size_chars: float = 100_000,
+    path_fields: tuple[str, ...] = (),
+    check_permissions: Callable[[InputT, ToolUseContext], PermissionCheck] = _passthrough,
+    get_path: Callable[[InputT, ToolUseContext], str | None] | None = None,
+    path_rules: PathRules | None = None,
+    classifier_input: Callable[[InputT], str] = _no_classifier_input,
+    interrupt_behavior: InterruptBehavior = "block",
+    inputs_equivalent: Callable[[InputT, InputT, ToolUseContext], bool] | None = None,
+    cascade_description: CascadeFn[InputT] = _no_cascade,
+    should_defer: bool = False,
+    always_load: bool = False,
+    mcp_info: McpInfo | None = None,
+) -> Tool[InputT]:
+    """TOOL-DEFAULT-1: make a tool; whatever it does not declare takes the fail-closed default.
+
+    Every member is a keyword of its own, typed against ``input_model``, so a
+    misspelled member or a function written for another model is a type error.
+
+    Raises:
+        ValueError: ``name`` is empty.
+    """
+    if not name:
         raise ValueError("a tool needs a name")
-    return tool
+    return Tool(
+        name=name,
+        input_model=input_model,
+        call=call,
+        description=description,
+        aliases=aliases,
+        validate_input=validate_input,
+        error_codes=error_codes,
+        is_enabled=is_enabled,
+        is_concurrency_safe=is_concurrency_safe,
+        is_read_only=is_read_only,
+        is_destructive=is_destructive,
+        map_result=map_result,
+        max_result_size_chars=max_result_size_chars,
+        path_fields=path_fields,
+        check_permissions=check_permissions,
+        get_path=get_path,
+        path_rules=path_rules,
+        classifier_input=classifier_input,
+        interrupt_behavior=interrupt_behavior,
+        inputs_equivalent=inputs_equivalent,
+        cascade_description=cascade_description,
+        should_defer=should_defer,
+        always_load=always_load,
+        mcp_info=mcp_info,
+    )
+
+
+def find_tool(tools: Sequence[Tool], name: str) -> Tool | None:
+    """REG-LOOKUP-1: the first tool answering to ``name`` or having it as an alias."""
+    return next((tool for tool in tools if tool.matches_name(name)), None)
 
 
 UNBOUNDED = math.inf

@@ -15,11 +15,17 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from conformance.mutants.base import MutantEngine, process_patch, rebind, session_fault, set_global
+from conformance.mutants.base import (
+    MutantEngine,
+    process_patch,
+    rebind,
+    session_fault,
+    set_global,
+    wrap_tool,
+)
 from reference import dispatch, gitignore, hook_matcher, hooks
 from reference.filestate import ReadFileState, ReadRecord
 from reference.permissions import decision
-from reference.tool import Tool
 from reference.tools import _grep_rg, _grep_search, bash, glob, notebook_edit, read_image, read_pdf
 
 # -- images, PDFs, notebooks ---------------------------------------------------------
@@ -139,20 +145,17 @@ def _bash_timeout_not_clamped() -> None:
     rebind(original, timeout_ms)
 
 
-@process_patch(
+def _no_cascade(_inp: Any, _exc: BaseException) -> str | None:
+    return None
+
+
+@session_fault(
     "bash-no-cascade",
     "A failed Bash call does not cancel the rest of its concurrent batch",
     breaks=("SCHED-CASCADE-1",),
 )
-def _bash_no_cascade() -> None:
-    original = dispatch.cascade_description
-
-    def cascade_description(
-        tool: Tool, raw_input: Mapping[str, Any], exc: BaseException
-    ) -> str | None:
-        return None if tool.name == "Bash" else original(tool, raw_input, exc)
-
-    rebind(original, cascade_description)
+def _bash_no_cascade(engine: MutantEngine) -> None:
+    wrap_tool(engine, "Bash", "cascade_description", lambda _own: _no_cascade)
 
 
 # -- hooks -------------------------------------------------------------------------------

@@ -19,10 +19,9 @@ from collections.abc import Iterator
 from reference import errors
 from reference.abort import AbortSignal
 from reference.gitignore import Chain
-from reference.tools._grep_regex import RegexError, compile_pattern
+from reference.tools._grep_regex import compile_pattern
 from reference.tools._grep_search import (
     FileHits,
-    InvalidPatternError,
     SearchRequest,
     Selection,
 )
@@ -59,8 +58,8 @@ def compile_regex(request: SearchRequest) -> re.Pattern[str]:
         return compile_pattern(
             request.pattern, ignore_case=request.ignore_case, multiline=request.multiline
         )
-    except RegexError as exc:
-        raise InvalidPatternError(f"Invalid regex pattern: {exc}") from exc
+    except errors.RegexError as exc:
+        raise errors.InvalidPatternError(f"Invalid regex pattern: {exc}") from exc
 
 
 def files(request: SearchRequest, abort: AbortSignal) -> Iterator[str]:

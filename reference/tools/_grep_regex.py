@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Final, NoReturn
 
+from reference import errors
+
 META: Final = frozenset("\\.+*?()|[]{}^$#&-~")
 SIMPLE_ESCAPES: Final = {"a": "\x07", "f": "\x0c", "n": "\n", "r": "\r", "t": "\t", "v": "\x0b"}
 POSIX_CLASSES: Final = {
@@ -49,10 +51,6 @@ NEWLINE_BANNED: Final = (
 )
 
 
-class RegexError(ValueError):
-    """A pattern ``rg`` would refuse; the message is the diagnostic (GREP-ERROR-1)."""
-
-
 @dataclass(frozen=True, slots=True)
 class _Flags:
     i: bool  # case-insensitive
@@ -67,7 +65,7 @@ def compile_pattern(pattern: str, *, ignore_case: bool, multiline: bool) -> re.P
     """The Python regex for an ``rg`` pattern (``-i``; ``-U --multiline-dotall``).
 
     Raises:
-        RegexError: ``rg`` would refuse the pattern, or Python cannot express it.
+        errors.RegexError: ``rg`` would refuse the pattern, or Python cannot express it.
     """
     base = _Flags(
         i=ignore_case, m=True, s=multiline, x=False, swap_greed=False, unicode=True
@@ -77,9 +75,9 @@ def compile_pattern(pattern: str, *, ignore_case: bool, multiline: bool) -> re.P
     try:
         return re.compile(source, flags)
     except re.error as exc:  # a limit of Python's engine (e.g. too many groups)
-        raise RegexError(str(exc)) from exc
+        raise errors.RegexError(str(exc)) from exc
     except (OverflowError, RecursionError) as exc:
-        raise RegexError("the pattern is too large") from exc
+        raise errors.RegexError("the pattern is too large") from exc
 
 
 class _Parser:
@@ -93,7 +91,7 @@ class _Parser:
 
     def fail(self, message: str, at: int | None = None) -> NoReturn:
         position = self.i if at is None else at
-        raise RegexError(
+        raise errors.RegexError(
             f"regex parse error:\n    {self.p}\n    {' ' * position}^\nerror: {message}"
         )
 
@@ -265,7 +263,7 @@ class _Parser:
 
     def _literal(self, char: str, flags: _Flags) -> str:
         if char == "\n" and self.line_mode:
-            raise RegexError(NEWLINE_BANNED)
+            raise errors.RegexError(NEWLINE_BANNED)
         escaped = re.escape(char)
         if flags.i != self.base.i and char.lower() != char.upper():
             return self._case_scoped(escaped, flags)
@@ -354,7 +352,7 @@ class _Parser:
         """A bracketed class at ``[``, as a Python class."""
         body, negated, only_newlines = self._class_body(flags)
         if self.line_mode and not negated and only_newlines:
-            raise RegexError(NEWLINE_BANNED)
+            raise errors.RegexError(NEWLINE_BANNED)
         return f"[{'^' if negated else ''}{body}]"
 
     def _class_body(self, flags: _Flags) -> tuple[str, bool, bool]:

@@ -44,8 +44,6 @@ from reference.tools._grep_python import read_text
 from reference.tools._grep_search import (
     VCS_DIRECTORIES,
     FileHits,
-    InvalidGlobError,
-    InvalidPatternError,
     SearchRequest,
     Selection,
     unknown_type,
@@ -54,14 +52,6 @@ from reference.tools._grep_search import (
 TIMEOUT_S: Final = 20.0
 _COUNT_LINE: Final = re.compile(rb"(.*?)\x00(\d+)\n", re.DOTALL)
 POLL_S: Final = 0.05
-
-
-class RipgrepTimeout(Exception):
-    """``rg`` ran longer than :data:`TIMEOUT_S` (classified by DISP-CLASSIFY-1)."""
-
-
-class RipgrepFailure(Exception):
-    """``rg`` could not run or said something this runner does not know (DISP-CLASSIFY-1)."""
 
 
 def executable() -> str | None:
@@ -156,7 +146,7 @@ def _run(args: list[str], cwd: str, abort: AbortSignal) -> tuple[bytes, str, int
             stderr=subprocess.PIPE,
         )
     except OSError as exc:
-        raise RipgrepFailure(f"cannot run rg: {exc}") from exc
+        raise errors.RipgrepFailure(f"cannot run rg: {exc}") from exc
     deadline = time.monotonic() + TIMEOUT_S
     with process:
         while True:
@@ -169,18 +159,18 @@ def _run(args: list[str], cwd: str, abort: AbortSignal) -> tuple[bytes, str, int
                     process.communicate()
                     if abort.is_set():
                         raise errors.CallAbortedError("aborted") from None
-                    raise RipgrepTimeout(f"rg ran longer than {TIMEOUT_S:g} s") from None
+                    raise errors.RipgrepTimeout(f"rg ran longer than {TIMEOUT_S:g} s") from None
     return stdout, stderr.decode("utf-8", errors="replace"), process.returncode
 
 
 def _raise_for(stderr: str, request: SearchRequest) -> None:
     """Status 2: a refused pattern, type or glob is the model's error; file errors are not."""
     if "regex parse error" in stderr or "is not allowed in a regex" in stderr:
-        raise InvalidPatternError(f"Invalid regex pattern: {stderr.strip()}")  # GREP-ERROR-1
+        raise errors.InvalidPatternError(f"Invalid regex pattern: {stderr.strip()}")  # GREP-ERROR-1
     if "unrecognized file type" in stderr and request.file_type is not None:
         raise unknown_type(request.file_type)  # GREP-FILES-1
     if "error parsing glob" in stderr:
-        raise InvalidGlobError(stderr.strip())
+        raise errors.InvalidGlobError(stderr.strip())
     # Anything else (an unreadable file, a vanished directory) is per file: rg went on.
 
 

@@ -21,7 +21,6 @@ from reference import errors
 from reference.gitignore import (
     GREP_IGNORE_FILES,
     Chain,
-    GlobSyntaxError,
     IgnoreFiles,
     IgnorePattern,
     compile_line,
@@ -31,27 +30,6 @@ from reference.gitignore import (
 from reference.tools._grep_types import FILE_TYPES
 
 VCS_DIRECTORIES: Final = (".git", ".svn", ".hg", ".bzr", ".jj", ".sl")  # GREP-FILES-1
-
-
-class InvalidPatternError(errors.ToolCallError):
-    """GREP-ERROR-1: the pattern is not a valid regular expression."""
-
-    error_name = "InvalidPatternError"
-
-
-class UnknownFileTypeError(errors.ToolCallError):
-    """GREP-FILES-1: ``type`` names no ripgrep file type."""
-
-    error_name = "UnknownFileTypeError"
-
-
-class InvalidGlobError(errors.ToolCallError):
-    """A ``glob`` ripgrep refuses (unclosed ``[`` or ``{``, a bad range, nested braces).
-
-    SPEC.md names no error for it; this is the reference's name.
-    """
-
-    error_name = "InvalidGlobError"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,8 +77,8 @@ class FileHits:
         return sum(1 for _, _, is_match in self.lines if is_match)
 
 
-def unknown_type(name: str) -> UnknownFileTypeError:
-    return UnknownFileTypeError(f"Unknown file type: {name}")
+def unknown_type(name: str) -> errors.UnknownFileTypeError:
+    return errors.UnknownFileTypeError(f"Unknown file type: {name}")
 
 
 def split_globs(glob: str | None) -> tuple[str, ...]:
@@ -132,13 +110,13 @@ class Selection:
         for glob in request.globs:
             try:
                 pattern = compile_line(glob, strict=not lenient)
-            except GlobSyntaxError as exc:
-                raise InvalidGlobError(str(exc)) from exc
+            except errors.GlobSyntaxError as exc:
+                raise errors.InvalidGlobError(str(exc)) from exc
             if pattern is not None:
                 overrides.append(pattern)
         try:
             regex = type_regex(request.file_type)
-        except UnknownFileTypeError:
+        except errors.UnknownFileTypeError:
             if not lenient:
                 raise
             regex = None

@@ -6,22 +6,10 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from reference import errors, paths
+from reference import paths
 from reference.permissions.decision import read_deny_rule
 from reference.session import Session
 from reference.tool import ToolUseContext
-
-
-class PathDoesNotExistError(errors.Refusal):
-    """GLOB-VALIDATE-1 / GREP-VALIDATE-1 code 3: nothing exists at ``path``."""
-
-    error_name = "PathDoesNotExistError"
-
-
-class NotADirectoryRefusal(errors.Refusal):
-    """GLOB-VALIDATE-1 code 4 (named apart from the built-in ``NotADirectoryError``)."""
-
-    error_name = "NotADirectoryError"
 
 
 def search_path_of(inp: Any, ctx: ToolUseContext) -> str | None:

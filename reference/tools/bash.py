@@ -88,30 +88,6 @@ class BashInput(StrictInput):
     )
 
 
-class EmptyCommandError(errors.Refusal):
-    error_name = "EmptyCommandError"
-
-
-class InvalidCommandError(errors.Refusal):
-    error_name = "InvalidCommandError"
-
-
-class BackgroundTasksDisabledError(errors.Refusal):
-    error_name = "BackgroundTasksDisabledError"
-
-
-class ShellError(errors.ToolCallError):
-    """BASH-FAIL-1: the command exited with a failing code."""
-
-    error_name = "ShellError"
-
-
-class BashTimeoutError(errors.ToolCallError):
-    """BASH-TIMEOUT-2: the command was stopped at its timeout."""
-
-    error_name = "BashTimeoutError"
-
-
 def is_read_only(inp: BashInput) -> bool:
     """BASH-READONLY-1 (also concurrency safety, TOOL-PROPS-1)."""
     return bash_rules.is_read_only_command(inp.command)
@@ -120,11 +96,11 @@ def is_read_only(inp: BashInput) -> bool:
 def validate_input(inp: BashInput, ctx: ToolUseContext) -> None:
     """BASH-VALIDATE-1: the table of section 17.4, in order."""
     if not inp.command.strip():
-        raise EmptyCommandError("Command must not be empty.")
+        raise errors.EmptyCommandError("Command must not be empty.")
     if "\x00" in inp.command:
-        raise InvalidCommandError("Command must not contain NUL characters.")
+        raise errors.InvalidCommandError("Command must not contain NUL characters.")
     if inp.run_in_background and ctx.session.env.get(NO_BACKGROUND_ENV) == "1":
-        raise BackgroundTasksDisabledError("Background tasks are disabled in this session.")
+        raise errors.BackgroundTasksDisabledError("Background tasks are disabled in this session.")
 
 
 def timeout_ms(requested: int | None, env: Mapping[str, str]) -> int:
@@ -345,14 +321,14 @@ def call(inp: BashInput, ctx: ToolUseContext) -> ToolResult:
     if finished.stopped == "timeout":  # BASH-TIMEOUT-2
         lines = [shorten_for_failure(output)] if output else []
         lines.append(f"Command timed out after {format_timeout(limit)}")
-        raise BashTimeoutError("\n".join(lines))
+        raise errors.BashTimeoutError("\n".join(lines))
     new_cwd, reset_line = _cwd_outcome(shell_cwd, ctx)
     code = finished.code
     if code != 0 and not (code == 1 and exit_one_is_success(inp.command)):  # BASH-EXIT-1
         lines = [f"Exit code {code}"]  # BASH-FAIL-1, BASH-FAIL-2
         lines += [shorten_for_failure(output)] if output else []
         lines += [reset_line] if reset_line else []
-        raise ShellError("\n".join(lines))
+        raise errors.ShellError("\n".join(lines))
     return ToolResult(  # BASH-RESULT-1
         {
             "stdout": output,
@@ -407,7 +383,13 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
     return text or NO_OUTPUT
 
 
-BASH_TOOL: Final[Tool] = build_tool(
+def cascade_description(inp: BashInput, _exc: BaseException) -> str:
+    """SCHED-CASCADE-1/2: every Bash failure at stage ``call`` cancels its batch; DESC names it."""
+    command = inp.command
+    return f"Bash({command[:40]}…)" if len(command) > 40 else f"Bash({command})"
+
+
+BASH_TOOL: Final[Tool[BashInput]] = build_tool(
     name=NAME,
     input_model=BashInput,
     call=call,
@@ -417,9 +399,9 @@ BASH_TOOL: Final[Tool] = build_tool(
         "output. The working directory carries over between calls; nothing else does."
     ),
     error_codes={
-        EmptyCommandError: 1,
-        InvalidCommandError: 2,
-        BackgroundTasksDisabledError: 3,
+        errors.EmptyCommandError: 1,
+        errors.InvalidCommandError: 2,
+        errors.BackgroundTasksDisabledError: 3,
     },
     is_concurrency_safe=is_read_only,  # BASH-READONLY-1
     is_read_only=is_read_only,
@@ -428,4 +410,5 @@ BASH_TOOL: Final[Tool] = build_tool(
     check_permissions=check_bash_permissions,  # BASH-PERM-1
     classifier_input=lambda inp: inp.command,
     interrupt_behavior="block",
+    cascade_description=cascade_description,
 )

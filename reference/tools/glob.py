@@ -28,8 +28,6 @@ from reference.permissions.checks import working_directories_check
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools._common import StrictInput
 from reference.tools._search import (
-    NotADirectoryRefusal,
-    PathDoesNotExistError,
     env_is_false,
     mtime_ns,
     newest_first,
@@ -347,11 +345,11 @@ def validate_input(inp: GlobInput, ctx: ToolUseContext) -> None:
         raise errors.UncPathError("UNC paths are not supported: refusing to touch a network share.")
     path = ctx.expand(inp.path)
     if not os.path.lexists(path):
-        raise PathDoesNotExistError(
+        raise errors.PathDoesNotExistError(
             f"Directory does not exist: {path}. Note: your current working directory is {ctx.cwd}."
         )
     if not os.path.isdir(path):
-        raise NotADirectoryRefusal(f"Path is not a directory: {path}")
+        raise errors.NotADirectoryRefusal(f"Path is not a directory: {path}")
 
 
 def find(inp: GlobInput, ctx: ToolUseContext) -> tuple[list[str], bool]:
@@ -418,8 +416,8 @@ GLOB_TOOL: Final[Tool] = build_tool(
     error_codes={
         errors.InvalidPathError: 1,
         errors.UncPathError: 2,
-        PathDoesNotExistError: 3,
-        NotADirectoryRefusal: 4,
+        errors.PathDoesNotExistError: 3,
+        errors.NotADirectoryRefusal: 4,
     },
     is_concurrency_safe=lambda _inp: True,  # TOOL-PROPS-1
     is_read_only=lambda _inp: True,

@@ -29,14 +29,10 @@ from reference.tools import _grep_python, _grep_rg
 from reference.tools._common import JsonInt, StrictInput
 from reference.tools._grep_search import (
     FileHits,
-    InvalidGlobError,
-    InvalidPatternError,
     SearchRequest,
-    UnknownFileTypeError,
     split_globs,
 )
 from reference.tools._search import (
-    PathDoesNotExistError,
     mtime_ns,
     newest_first,
     search_path_of,
@@ -59,9 +55,6 @@ _WANTS: Final[dict[str, Literal["lines", "counts", "files"]]] = {
 
 __all__ = [
     "GREP_TOOL",
-    "InvalidGlobError",
-    "InvalidPatternError",
-    "UnknownFileTypeError",
     "engine_name",
 ]
 
@@ -111,7 +104,7 @@ def validate_input(inp: GrepInput, ctx: ToolUseContext) -> None:
         raise errors.UncPathError("UNC paths are not supported: refusing to touch a network share.")
     path = ctx.expand(inp.path)
     if not os.path.lexists(path):
-        raise PathDoesNotExistError(
+        raise errors.PathDoesNotExistError(
             f"Path does not exist: {path}. Note: your current working directory is {ctx.cwd}."
         )
 
@@ -271,7 +264,7 @@ GREP_TOOL: Final[Tool] = build_tool(
     error_codes={
         errors.InvalidPathError: 1,
         errors.UncPathError: 2,
-        PathDoesNotExistError: 3,
+        errors.PathDoesNotExistError: 3,
     },
     is_concurrency_safe=lambda _inp: True,  # TOOL-PROPS-1
     is_read_only=lambda _inp: True,

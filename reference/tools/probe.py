@@ -31,20 +31,6 @@ class ProbeInput(StrictInput):
     bash_error: bool = False
 
 
-class ProbeTimeoutError(errors.ToolCallError):
-    error_name = "ProbeTimeoutError"
-
-
-class ProbeFailure(errors.ToolCallError):
-    """PROTO-PROBE-2; with ``bash_error`` it cascades like a failed Bash call."""
-
-    error_name = "ProbeFailure"
-
-    def __init__(self, message: str, *, cascades: bool) -> None:
-        super().__init__(message)
-        self.cascades = cascades
-
-
 def call(inp: ProbeInput, ctx: ToolUseContext) -> ToolResult:
     board = ctx.session.probe_board
     trail = list(ctx.probe_trail)
@@ -56,7 +42,7 @@ def call(inp: ProbeInput, ctx: ToolUseContext) -> ToolResult:
             if ctx.abort.is_set():
                 raise errors.CallAbortedError("aborted")
             if missing:
-                raise ProbeTimeoutError(
+                raise errors.ProbeTimeoutError(
                     f"Probe {inp.label} timed out waiting for: {', '.join(missing)}"
                 )
         if inp.sleep_ms and ctx.abort.wait(inp.sleep_ms / 1000):  # SCHED-ABORT-1
@@ -64,7 +50,7 @@ def call(inp: ProbeInput, ctx: ToolUseContext) -> ToolResult:
         if ctx.abort.is_set():
             raise errors.CallAbortedError("aborted")
         if inp.fail:
-            raise ProbeFailure(f"Probe {inp.label} failed", cascades=inp.bash_error)
+            raise errors.ProbeFailure(f"Probe {inp.label} failed")
     finally:
         max_concurrent = board.end(key)
     label = inp.label
@@ -82,7 +68,18 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
     )
 
 
-PROBE_TOOL: Final[Tool] = build_tool(
+def cascade_description(inp: ProbeInput, exc: BaseException) -> str | None:
+    """SCHED-CASCADE-1/2: a ``ProbeFailure`` with ``bash_error`` cancels its batch like Bash.
+
+    A timeout, an abort, or ``bash_error`` without ``fail`` cascades nothing
+    (PROTO-PROBE-2, SCHED-CASCADE-3).
+    """
+    if inp.bash_error and isinstance(exc, errors.ProbeFailure):
+        return f"Probe({inp.label})"
+    return None
+
+
+PROBE_TOOL: Final[Tool[ProbeInput]] = build_tool(
     name=NAME,
     input_model=ProbeInput,
     call=call,
@@ -90,4 +87,5 @@ PROBE_TOOL: Final[Tool] = build_tool(
     is_concurrency_safe=lambda inp: inp.concurrency_safe,
     map_result=map_result,
     interrupt_behavior="cancel",
+    cascade_description=cascade_description,
 )

@@ -43,24 +43,16 @@ class TaskStopInput(StrictInput):
     task_id: str = Field(description="The ID of the background task to stop")
 
 
-class TaskNotFoundError(errors.Refusal):
-    error_name = "TaskNotFoundError"
-
-
-class TaskNotRunningError(errors.Refusal):
-    error_name = "TaskNotRunningError"
-
-
 def _task(task_id: str, ctx: ToolUseContext) -> BackgroundTask:
     """BASH-TASKCHECK-1, code 1: only this session's tasks exist."""
     task = ctx.session.tasks.get(task_id)
     if task is None:
-        raise TaskNotFoundError(f"No task found with ID: {task_id}")
+        raise errors.TaskNotFoundError(f"No task found with ID: {task_id}")
     return task
 
 
-def _not_running(task: BackgroundTask, status: str) -> TaskNotRunningError:
-    return TaskNotRunningError(f"Task {task.task_id} is not running (status: {status}).")
+def _not_running(task: BackgroundTask, status: str) -> errors.TaskNotRunningError:
+    return errors.TaskNotRunningError(f"Task {task.task_id} is not running (status: {status}).")
 
 
 def validate_output(inp: TaskOutputInput, ctx: ToolUseContext) -> None:
@@ -132,7 +124,7 @@ TASK_OUTPUT_TOOL: Final[Tool] = build_tool(
         "Reads the status and the whole output so far of a background Bash task, "
         "waiting for it to end when block is true."
     ),
-    error_codes={TaskNotFoundError: 1},
+    error_codes={errors.TaskNotFoundError: 1},
     is_concurrency_safe=lambda _inp: True,
     is_read_only=lambda _inp: True,
     map_result=map_output,
@@ -148,7 +140,7 @@ TASK_STOP_TOOL: Final[Tool] = build_tool(
     call=stop_call,
     validate_input=validate_stop,
     description="Stops a running background Bash task.",
-    error_codes={TaskNotFoundError: 1, TaskNotRunningError: 2},
+    error_codes={errors.TaskNotFoundError: 1, errors.TaskNotRunningError: 2},
     is_destructive=lambda _inp: True,  # TOOL-PROPS-1: stopping a task
     map_result=lambda data: str(data["message"]),
     check_permissions=lambda _inp, _ctx: ALLOW,

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from reference.errors import GlobSyntaxError
 from reference.gitignore import (
     GREP_IGNORE_FILES,
-    GlobSyntaxError,
     IgnoreFiles,
     compile_line,
     glob_regex,

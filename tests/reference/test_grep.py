@@ -22,9 +22,10 @@ from refsupport import Begin, Call, Unchanged, assert_done, assert_refused, cont
 from reference import errors
 from reference.abort import AbortSignal
 from reference.engine import Engine
+from reference.errors import RegexError, RipgrepTimeout
 from reference.tool import ToolUseContext
 from reference.tools import _grep_python, _grep_rg
-from reference.tools._grep_regex import RegexError, compile_pattern
+from reference.tools._grep_regex import compile_pattern
 from reference.tools._grep_search import SearchRequest
 from reference.tools.grep import ENGINE_ENV, GREP_TOOL, GrepInput, engine_name
 
@@ -769,7 +770,7 @@ def test_a_slow_rg_is_killed_at_the_timeout(
     rg = fake_rg(tmp_path, "import time\ntime.sleep(30)\n")
     monkeypatch.setattr(_grep_rg, "TIMEOUT_S", 0.3)
     request = SearchRequest(pattern="x", target=str(tmp_path), target_is_dir=True, top="/")
-    with pytest.raises(_grep_rg.RipgrepTimeout):
+    with pytest.raises(RipgrepTimeout):
         _grep_rg.search(request, AbortSignal(), rg)
 
 

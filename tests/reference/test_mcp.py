@@ -14,12 +14,11 @@ from refsupport import Begin
 
 from reference.dispatch import dispatch
 from reference.engine import Engine
+from reference.errors import McpToolError, UnsupportedSchemaError
 from reference.export import strict_schema
 from reference.mcp import (
     McpCallResult,
     McpToolDefinition,
-    McpToolError,
-    UnsupportedSchemaError,
     map_result,
     mcp_tool,
     mcp_tool_name,
