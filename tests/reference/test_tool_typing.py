@@ -80,6 +80,7 @@ def _statement_start(snippet: str, line: int) -> int:
 def test_mypy_rejects_each_fault_of_a_tool_definition_and_accepts_a_good_one(
     tmp_path: Path,
 ) -> None:
+    """SPEC: TOOL-DEFAULT-1"""
     snippet = tmp_path / "tool_faults.py"
     snippet.write_text(SNIPPET)
     stdout, stderr, status = api.run(
