@@ -202,7 +202,7 @@ class _Caller:
         return ToolResult({"content": content})
 
 
-def mcp_tool(server: McpServer, definition: McpToolDefinition) -> Tool:
+def mcp_tool(server: McpServer, definition: McpToolDefinition) -> Tool[BaseModel]:
     """REG-MCP-1 / TOOL-PROPS-1: one server tool as a tool of section 1."""
     name = definition.name if definition.unprefixed else mcp_tool_name(server.name, definition.name)
     read_only = definition.read_only_hint

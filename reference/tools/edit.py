@@ -172,7 +172,7 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
     return message
 
 
-EDIT_TOOL: Final[Tool] = build_tool(
+EDIT_TOOL: Final[Tool[EditInput]] = build_tool(
     name=NAME,
     input_model=EditInput,
     call=call,

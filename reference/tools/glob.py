@@ -404,7 +404,7 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
     return "\n".join(filenames)
 
 
-GLOB_TOOL: Final[Tool] = build_tool(
+GLOB_TOOL: Final[Tool[GlobInput]] = build_tool(
     name=NAME,
     input_model=GlobInput,
     call=call,

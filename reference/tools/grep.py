@@ -252,7 +252,7 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
     return text
 
 
-GREP_TOOL: Final[Tool] = build_tool(
+GREP_TOOL: Final[Tool[GrepInput]] = build_tool(
     name=NAME,
     input_model=GrepInput,
     call=call,

@@ -294,7 +294,7 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
     return f"{verb} cell {data['cell_id']} with {data['new_source']}"
 
 
-NOTEBOOK_EDIT_TOOL: Final[Tool] = build_tool(
+NOTEBOOK_EDIT_TOOL: Final[Tool[NotebookEditInput]] = build_tool(
     name=NAME,
     input_model=NotebookEditInput,
     call=call,

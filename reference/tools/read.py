@@ -311,7 +311,7 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
     return format_lines(shown, file["startLine"])
 
 
-READ_TOOL: Final[Tool] = build_tool(
+READ_TOOL: Final[Tool[ReadInput]] = build_tool(
     name=NAME,
     input_model=ReadInput,
     call=call,

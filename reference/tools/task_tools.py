@@ -114,7 +114,7 @@ def stop_call(inp: TaskStopInput, ctx: ToolUseContext) -> ToolResult:
     )
 
 
-TASK_OUTPUT_TOOL: Final[Tool] = build_tool(
+TASK_OUTPUT_TOOL: Final[Tool[TaskOutputInput]] = build_tool(
     name=TASK_OUTPUT,
     aliases=("BashOutput",),
     input_model=TaskOutputInput,
@@ -133,7 +133,7 @@ TASK_OUTPUT_TOOL: Final[Tool] = build_tool(
     classifier_input=lambda inp: inp.task_id,
 )
 
-TASK_STOP_TOOL: Final[Tool] = build_tool(
+TASK_STOP_TOOL: Final[Tool[TaskStopInput]] = build_tool(
     name=TASK_STOP,
     aliases=("KillShell",),
     input_model=TaskStopInput,

@@ -94,7 +94,7 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
     return "\n".join(["<functions>", *lines, "</functions>"])
 
 
-TOOL_SEARCH_TOOL: Final[Tool] = build_tool(
+TOOL_SEARCH_TOOL: Final[Tool[ToolSearchInput]] = build_tool(
     name=NAME,
     input_model=ToolSearchInput,
     call=call,

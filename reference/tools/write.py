@@ -117,7 +117,7 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
     return f"The file {data['filePath']} has been updated successfully."
 
 
-WRITE_TOOL: Final[Tool] = build_tool(
+WRITE_TOOL: Final[Tool[WriteInput]] = build_tool(
     name=NAME,
     input_model=WriteInput,
     call=call,
