@@ -1,4 +1,4 @@
-"""The one interface every tool implements, and ``build_tool`` (SPEC.md TOOL-*).
+"""The one interface every tool implements, and ``build_tool`` (SPEC.md section 1).
 
 A tool is a value, not a subclass: ``build_tool`` fills in fail-closed defaults
 (not concurrency-safe, not read-only, not destructive, permissions decided by
@@ -143,7 +143,7 @@ class Tool:
     mcp_info: McpInfo | None = None
 
     def matches_name(self, name: str) -> bool:
-        """A tool answers to its name and to every alias (REG lookup)."""
+        """A tool answers to its name and to every alias (REG-LOOKUP-1)."""
         return name == self.name or name in self.aliases
 
     def error_code(self, refusal: Refusal) -> int:
@@ -157,7 +157,7 @@ class Tool:
     def backfill_observable_input(
         self, raw: Mapping[str, Any], cwd: str, home: str
     ) -> dict[str, Any]:
-        """A copy of the model input with path fields expanded (DISP backfill)."""
+        """A copy of the model input with path fields expanded (DISP-BACKFILL-1)."""
         observable = dict(raw)
         for name in self.path_fields:
             value = observable.get(name)
