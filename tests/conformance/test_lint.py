@@ -176,6 +176,7 @@ def test_the_package_feature_registry_matches_spec_md() -> None:
 
 CODE_SPEC = """\
 - **READ-ONE-1** (MUST) Reads.
+- **SPEC-ID-1** (MUST) IDs: the document's name is a family too.
 - **READ-RANGE-2** (MUST) Reads a range.
 - **NBEDIT-INSERT-1** (MUST) Inserts.
 - **HIST-1** (MUST) One word and a number.
@@ -184,7 +185,7 @@ CODE_SPEC = """\
 
 The PDF prose uses PDF as a word, and NB as nothing.
 """
-ALL_CITED = "# READ-ONE-1 READ-RANGE-2 NBEDIT-INSERT-1 HIST-1 PDF-PAGES-1 PDF-PAGES-2\n"
+ALL_CITED = "# READ-ONE-1 SPEC-ID-1 READ-RANGE-2 NBEDIT-INSERT-1 HIST-1 PDF-PAGES-1 PDF-PAGES-2\n"
 
 
 @pytest.fixture
@@ -192,7 +193,7 @@ def code_tree(tree: LintPaths) -> LintPaths:
     """A tree whose scenarios cover every requirement of CODE_SPEC, so that
     only the code rules can complain; the code cites every ID in cited.py."""
     tree.spec.write_text(CODE_SPEC)
-    ids = "READ-ONE-1, READ-RANGE-2, NBEDIT-INSERT-1, HIST-1, PDF-PAGES-1, PDF-PAGES-2"
+    ids = "READ-ONE-1, SPEC-ID-1, READ-RANGE-2, NBEDIT-INSERT-1, HIST-1, PDF-PAGES-1, PDF-PAGES-2"
     add(tree, scenario(f"[{ids}]"))
     (tree.code / "cited.py").write_text(ALL_CITED)
     return tree
@@ -240,7 +241,7 @@ def test_tokens_that_are_not_id_shaped_pass(code_tree: LintPaths) -> None:
 
 
 def test_only_comments_and_function_or_class_docstrings_cite(code_tree: LintPaths) -> None:
-    (code_tree.code / "cited.py").write_text("# READ-ONE-1 NBEDIT-INSERT-1 HIST-1\n")
+    (code_tree.code / "cited.py").write_text("# READ-ONE-1 SPEC-ID-1 NBEDIT-INSERT-1 HIST-1\n")
     found = code(
         code_tree,
         """\
@@ -252,15 +253,17 @@ def test_only_comments_and_function_or_class_docstrings_cite(code_tree: LintPath
         """,
     )
     assert found == [
-        "SPEC.md:5:PDF-PAGES-1:(MUST) cited by no comment or docstring in reference/"
+        "SPEC.md:6:PDF-PAGES-1:(MUST) cited by no comment or docstring in reference/"
         " and not in uncited.yaml",
-        "SPEC.md:6:PDF-PAGES-2:(MUST) cited by no comment or docstring in reference/"
+        "SPEC.md:7:PDF-PAGES-2:(MUST) cited by no comment or docstring in reference/"
         " and not in uncited.yaml",
     ]
 
 
 def test_uncited_yaml_lists_ids_with_reasons_never_stale_or_unknown(code_tree: LintPaths) -> None:
-    (code_tree.code / "cited.py").write_text("# READ-ONE-1 READ-RANGE-2 NBEDIT-INSERT-1\n")
+    (code_tree.code / "cited.py").write_text(
+        "# READ-ONE-1 SPEC-ID-1 READ-RANGE-2 NBEDIT-INSERT-1\n"
+    )
     code_tree.uncited.write_text(
         "HIST-1: a property of the whole design\n"
         "PDF-PAGES-1: ''\n"
@@ -268,9 +271,9 @@ def test_uncited_yaml_lists_ids_with_reasons_never_stale_or_unknown(code_tree: L
         "READ-GONE-1: removed from SPEC.md\n"
     )
     assert messages(code_tree) == [
-        "SPEC.md:5:PDF-PAGES-1:(MUST) cited by no comment or docstring in reference/"
+        "SPEC.md:6:PDF-PAGES-1:(MUST) cited by no comment or docstring in reference/"
         " and not in uncited.yaml",
-        "SPEC.md:6:PDF-PAGES-2:(MUST) cited by no comment or docstring in reference/"
+        "SPEC.md:7:PDF-PAGES-2:(MUST) cited by no comment or docstring in reference/"
         " and not in uncited.yaml",
         "uncited.yaml:2:PDF-PAGES-1:uncited.yaml: needs a non-empty text, got ''",
         "uncited.yaml:3:READ-ONE-1:listed as uncited but cited at reference/cited.py:1:"
@@ -329,6 +332,7 @@ def test_informal_citations_count_in_docstrings_module_ones_too(code_tree: LintP
         "# exit code 1 and status code 2 are not error codes",
         "# ``READ-*`` and `READ-RANGE` in code spans are code",
         "# READONLY, READ_ONE, READ.md, read-range are not family words",
+        "# X-* and HTTP-* are no families; (SPEC) is the document's name",
         "# the READ-ONE-1 check, READ-RANGE-2, and HIST-1",
     ],
 )
@@ -346,6 +350,11 @@ def test_informal_forms_in_code_and_strings_are_not_citations(code_tree: LintPat
 def test_a_missing_code_tree_or_unparsable_file_is_a_problem(code_tree: LintPaths) -> None:
     assert code(code_tree, "def (:\n", name="broken.py")[0].startswith(
         "broken.py:None::cannot parse:"
+    )
+    (code_tree.code / "latin1.py").write_bytes(b"# caf\xe9\n")
+    assert any(
+        p.file == "reference/latin1.py" and p.message.startswith("cannot read:")
+        for p in lint(code_tree)
     )
     missing = LintPaths(**{**vars_of(code_tree), "code": code_tree.code / "gone"})
     assert any("the code directory does not exist" in str(p) for p in lint(missing))
