@@ -40,7 +40,14 @@ from conformance.console import Progress, describe_result, format_table, summari
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
 from conformance.lint import LintPaths, lint
 from conformance.protocol import check_ok
-from conformance.registry import DEFAULT_EXCLUDED, DEFAULT_FEATURES, DEFAULT_SCENARIOS, DEFAULT_SPEC
+from conformance.registry import (
+    DEFAULT_CODE,
+    DEFAULT_EXCLUDED,
+    DEFAULT_FEATURES,
+    DEFAULT_SCENARIOS,
+    DEFAULT_SPEC,
+    DEFAULT_UNCITED,
+)
 from conformance.reports import FORMATS, RunInfo, write_report
 from conformance.results import Outcome, ScenarioResult
 from conformance.runner import DEFAULT_FIXTURES, Runner
@@ -105,12 +112,14 @@ def _parser() -> argparse.ArgumentParser:
     listing.set_defaults(command=_list)
 
     check = commands.add_parser(
-        "lint", help="check scenarios, SPEC coverage, features and exclusions"
+        "lint", help="check scenarios, SPEC coverage, features, exclusions and code citations"
     )
     check.add_argument("--scenarios", type=Path, default=DEFAULT_SCENARIOS)
     check.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
     check.add_argument("--features", type=Path, default=DEFAULT_FEATURES)
     check.add_argument("--excluded", type=Path, default=DEFAULT_EXCLUDED)
+    check.add_argument("--code", type=Path, default=DEFAULT_CODE, help="the engine's sources")
+    check.add_argument("--uncited", type=Path, default=DEFAULT_UNCITED)
     check.set_defaults(command=_lint)
 
     smoke = commands.add_parser("smoke", help="start an implementation, open and close a session")
@@ -376,7 +385,12 @@ def _list(args: argparse.Namespace) -> int:
 def _lint(args: argparse.Namespace) -> int:
     problems = lint(
         LintPaths(
-            scenarios=args.scenarios, spec=args.spec, features=args.features, excluded=args.excluded
+            scenarios=args.scenarios,
+            spec=args.spec,
+            features=args.features,
+            excluded=args.excluded,
+            code=args.code,
+            uncited=args.uncited,
         )
     )
     for problem in problems:

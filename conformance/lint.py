@@ -9,6 +9,41 @@
 - every SPEC.md requirement is covered by a scenario or excluded, with a
   reason, in ``excluded.yaml``; an excluded ID must exist and must not also be
   covered (a stale exclusion hides nothing and misleads).
+
+And between SPEC.md and the engine's code (``reference/``, every ``*.py``),
+both ways (SPEC-ID-1; ``conformance.citations`` does the scanning):
+
+- **ID-shaped tokens exist.** A token of upper-case words and a number, the
+  words joined by ``-`` and each starting with a letter, is ID-shaped when it
+  has two words or more (``READ-DEDUP-1``), or one word that is a SPEC family
+  (the first word of an ID: ``HIST-1``) or an ID's last word and number
+  (``INSERT-1`` of ``NBEDIT-INSERT-1``, reported as an abbreviation). Every
+  ID-shaped token on any line, code and strings included, must be a
+  requirement ID of SPEC.md. ``UTF-8``, ``SHA-256`` and ``ISO-8859-1`` are not
+  ID-shaped.
+- **Every requirement is cited.** A citation is a requirement ID in a comment
+  or in a function's or class's docstring: on or next to the code that
+  enforces it. A module docstring is an overview and cites nothing. Every
+  requirement, whatever its level, is cited at least once or listed in
+  ``uncited.yaml`` with the reason no line of ``reference/`` enforces it; a
+  listed ID must exist and must not also be cited.
+- **No informal citations.** In comments and docstrings (module docstrings
+  too), outside backquoted code spans, each of these is a problem:
+
+  - a wildcard: a family, or an ID's leading words, then ``-*`` (``SCHED-*``,
+    ``PROTO-PROBE-*``);
+  - an ID without its number: the leading words of an ID, two or more
+    (``PERM-ORDER``);
+  - a family used as a section name: a family word alone, followed by a
+    space and a lower-case word or by ``)`` (``(REG lookup)``, ``DISP
+    backfill``), unless SPEC.md's own prose uses the word alone (``PDF``,
+    ``TOOL``) or it is the document's name (``SPEC``); a family word in any
+    other place (``NB:``, ``PDF file``) is prose;
+  - a shorthand for several IDs: an ID followed by ``/N``, ``..N``, ``-N`` or
+    ``–N`` (``FILE-PATH-2/3``): write each ID in full;
+  - an error code without its ID: ``code N`` or ``codes N`` (not ``exit
+    code N`` or ``status code N``) on a line that names no requirement ID
+    (``NBEDIT-VALIDATE-1 code 5`` is precise, ``(code 8)`` is not).
 """
 
 from __future__ import annotations
@@ -17,12 +52,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from conformance.citations import Vocabulary, scan_tree
 from conformance.errors import Problem
 from conformance.registry import (
+    DEFAULT_CODE,
     DEFAULT_EXCLUDED,
     DEFAULT_FEATURES,
     DEFAULT_SCENARIOS,
     DEFAULT_SPEC,
+    DEFAULT_UNCITED,
+    Requirement,
     load_reasons,
     parse_spec,
     spec_features,
@@ -42,6 +81,8 @@ class LintPaths:
     spec: Path = DEFAULT_SPEC
     features: Path = DEFAULT_FEATURES
     excluded: Path = DEFAULT_EXCLUDED
+    code: Path = DEFAULT_CODE
+    uncited: Path = DEFAULT_UNCITED
 
 
 def lint(paths: LintPaths | None = None) -> list[Problem]:
@@ -110,7 +151,35 @@ def lint(paths: LintPaths | None = None) -> list[Problem]:
                 f"({requirement.level}) covered by no scenario and not in {paths.excluded.name}"
             )
             problems.append(Problem(str(paths.spec), requirement.line, requirement.id, message))
+    problems += _citations(paths, spec_text, requirements)
     return _sorted(problems)
+
+
+def _citations(
+    paths: LintPaths, spec_text: str, requirements: dict[str, Requirement]
+) -> list[Problem]:
+    """The code <-> SPEC.md rules of the module docstring."""
+    vocabulary = Vocabulary.of(requirements, spec_text, paths.spec.name)
+    found = scan_tree(paths.code, vocabulary, shown_as=paths.code.parent)
+    problems = found.problems
+    uncited, uncited_lines, load_problems = load_reasons(paths.uncited, "uncited.yaml")
+    problems += load_problems
+    for spec_id, line in uncited_lines.items():
+        if spec_id not in requirements:
+            message = f"not a requirement of {paths.spec.name}"
+            problems.append(Problem(str(paths.uncited), line, spec_id, message))
+        elif spec_id in found.cited:
+            file, cited_on = found.cited[spec_id][0]
+            message = f"listed as uncited but cited at {file}:{cited_on}: remove the stale entry"
+            problems.append(Problem(str(paths.uncited), line, spec_id, message))
+    for requirement in requirements.values():
+        if requirement.id not in found.cited and requirement.id not in uncited:
+            message = (
+                f"({requirement.level}) cited by no comment or docstring in "
+                f"{paths.code.name}/ and not in {paths.uncited.name}"
+            )
+            problems.append(Problem(str(paths.spec), requirement.line, requirement.id, message))
+    return problems
 
 
 def _scenarios(root: Path, problems: list[Problem]) -> list[Scenario]:

@@ -15,10 +15,12 @@ from conformance.errors import Problem
 from conformance.yamlsource import load_located
 
 __all__ = [
+    "DEFAULT_CODE",
     "DEFAULT_EXCLUDED",
     "DEFAULT_FEATURES",
     "DEFAULT_SCENARIOS",
     "DEFAULT_SPEC",
+    "DEFAULT_UNCITED",
     "Requirement",
     "load_reasons",
     "parse_spec",
@@ -30,6 +32,8 @@ DEFAULT_SCENARIOS: Final = _PACKAGE / "scenarios"
 DEFAULT_FEATURES: Final = _PACKAGE / "features.yaml"
 DEFAULT_EXCLUDED: Final = _PACKAGE / "excluded.yaml"
 DEFAULT_SPEC: Final = _PACKAGE.parent / "SPEC.md"
+DEFAULT_UNCITED: Final = _PACKAGE / "uncited.yaml"
+DEFAULT_CODE: Final = _PACKAGE.parent / "reference"
 
 # SPEC.md 0.1: a requirement is a list item opening with **ID** (LEVEL).
 _REQUIREMENT = re.compile(

@@ -1,4 +1,4 @@
-"""``python -m reference.adapter``: protocol v1 over stdin/stdout (SPEC.md PROTO-*).
+"""``python -m reference.adapter``: protocol v1 over stdin/stdout (SPEC.md section 18).
 
 One JSON object per line in, one per line out, in order. Unparseable or unknown
 requests get a ``bad_request`` answer and the adapter keeps serving; EOF on
@@ -32,6 +32,7 @@ def serve(stdin: TextIO, stdout: TextIO) -> int:
         if not line.strip():
             continue
         response = _answer(engine, line)
+        # PROTO-TRANSPORT-1, PROTO-SEQ-1: one UTF-8 JSON line per request, in order
         stdout.write(json.dumps(response, ensure_ascii=False) + "\n")
         stdout.flush()
     engine.handle({"seq": 0, "cmd": "end"})  # PROTO-EOF-1: background tasks killed (BASH-BG-1)

@@ -51,13 +51,13 @@ class CallOutcome:
 
     def to_protocol(self) -> dict[str, Any]:
         return {
-            "tool_result": {
+            "tool_result": {  # RES-BLOCK-1; DISP-ID-1: every result, refusals included
                 "type": "tool_result",
                 "tool_use_id": self.tool_use_id,
                 "content": self.content,
                 "is_error": self.is_error,
             },
-            "outcome": {
+            "outcome": {  # PROTO-OUTCOME-1
                 "stage": self.stage,
                 "error_code": self.error_code,
                 "error_name": self.error_name,
@@ -95,7 +95,7 @@ def aborted_outcome(tool_use_id: str, reason: str | None, detail: str = "") -> C
 
 
 def wrap_error(message: str) -> str:
-    """ERR-CODE-1/2: what the model sees of an error."""
+    """ERR-CODE-1, ERR-CODE-2: what the model sees of an error."""
     return f"<tool_use_error>{message}</tool_use_error>"
 
 
@@ -263,7 +263,7 @@ class _Call:
         observable = tool.backfill_observable_input(raw_input, self.ctx.cwd, self.session.home)
         if tool.validate_input is not None:
             try:
-                tool.validate_input(parsed, self.ctx)
+                tool.validate_input(parsed, self.ctx)  # TOOL-VALIDATE-1: before hooks, prompts
             except errors.Refusal as refusal:  # DISP-VALIDATE-1
                 return _refused(
                     self.id,
@@ -318,10 +318,11 @@ class _Call:
             events=self.ctx.events,
             cwd=self.ctx.cwd,
         )
-        content = tool.map_result(result.data)  # DISP-MAP-1
+        content = tool.map_result(result.data)  # DISP-MAP-1; TOOL-MAP-1: stage done only
         if tool.mcp_info is not None and post.updated_mcp_output is not None:  # HOOK-POST-1
             content = post.updated_mcp_output
         persisted_path = None
+        # RES-PERSIST-2: persisting is on the success path alone, never for an error
         if size_of(content) > tool.max_result_size_chars:  # RES-PERSIST-1
             content, persisted_path = persist(
                 content, session_dir=self.session.session_dir, tool_use_id=self.id

@@ -22,7 +22,7 @@ from reference.settings import SOURCES, Settings
 from reference.tool import Tool
 
 PROTOCOL: Final = 1
-FEATURES: Final = (
+FEATURES: Final = (  # PROTO-FEATURES-1: the names of its table this engine supports
     "read",
     "write",
     "edit",
@@ -50,7 +50,7 @@ def _error(seq: object, message: str) -> dict[str, Any]:
 
 
 class Engine:
-    """Holds at most one session at a time (PROTO begin/end)."""
+    """Holds at most one session at a time (PROTO-BEGIN-1, PROTO-END-1)."""
 
     def __init__(self) -> None:
         self.session: Session | None = None
@@ -60,7 +60,7 @@ class Engine:
         """Serve one request; bad input gets a ``bad_request`` answer, never an exception."""
         if not isinstance(request, Mapping):
             return _error(None, "a request must be a JSON object")
-        seq = request.get("seq")
+        seq = request.get("seq")  # PROTO-SEQ-1: an integer, echoed in the answer
         if not isinstance(seq, int) or isinstance(seq, bool):
             return _error(None, "a request needs an integer seq")
         command = request.get("cmd")
@@ -80,6 +80,7 @@ class Engine:
             return _error(seq, str(exc))
 
     def _hello(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        # PROTO-HELLO-1: the protocol spoken, the implementation and its features
         if request.get("protocol") != PROTOCOL:
             raise BadRequest(
                 f"unsupported protocol {request.get('protocol')!r}; this is {PROTOCOL}"
@@ -167,7 +168,7 @@ class Engine:
         return {**run.results[0].to_protocol(), "events": events.items()}
 
     def _message(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        """PROTO-MESSAGE-1/2/3: a whole assistant message through the scheduler."""
+        """PROTO-MESSAGE-1: a whole assistant message through the scheduler."""
         session = self._require_session()
         content = request.get("content")
         if not isinstance(content, list):
@@ -181,7 +182,7 @@ class Engine:
         ids = [block["id"] for block in blocks]
         if len(set(ids)) != len(ids):
             raise BadRequest("tool_use ids must be unique within a message")  # PROTO-BAD-1
-        interrupt = request.get("interrupt") or {}
+        interrupt = request.get("interrupt") or {}  # PROTO-MESSAGE-2
         after = interrupt.get("after_started", []) if isinstance(interrupt, Mapping) else []
         delay = request.get("block_delay_ms", 0)
         if not isinstance(after, list) or not all(isinstance(i, str) for i in after):
@@ -192,7 +193,7 @@ class Engine:
         run = Scheduler(self.tools, session, events).run(
             blocks,
             interrupt_after=after,
-            streaming=request.get("streaming") is True,
+            streaming=request.get("streaming") is True,  # PROTO-MESSAGE-3
             block_delay_ms=delay,
         )
         return {

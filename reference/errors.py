@@ -219,9 +219,9 @@ class FileVanishedError(ToolCallError):
 class InvalidNotebookError(Refusal, ToolCallError):
     """Not a JSON object with a ``cells`` list.
 
-    One name, two stages: NotebookEdit refuses it in validateInput (code 10,
-    NBEDIT-VALIDATE-1) and Read raises it in call() (NB-PARSE-1), so the class
-    is both a refusal and a call error.
+    One name, two stages: NotebookEdit refuses it in validateInput
+    (NBEDIT-VALIDATE-1 code 10) and Read raises it in call() (NB-PARSE-1), so the
+    class is both a refusal and a call error.
     """
 
 

@@ -1,4 +1,4 @@
-"""The ordered log of what happened during one protocol request (PROTO events)."""
+"""The ordered log of what happened during one protocol request (SPEC.md section 18.3)."""
 
 from __future__ import annotations
 

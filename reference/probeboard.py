@@ -1,4 +1,4 @@
-"""The per-session record Probe keeps: labels started, probes running (PROTO-PROBE-2/3)."""
+"""Probe's per-session record: labels started, probes running (PROTO-PROBE-2, PROTO-PROBE-3)."""
 
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ GATES: Final[Mapping[str, Gate]] = {
     "Bash": _has_shell,
     "TaskOutput": _background_tasks,
     "TaskStop": _background_tasks,
-    "Probe": _test_tools,
+    "Probe": _test_tools,  # PROTO-PROBE-1: only when begin sets test_tools
 }
 
 

@@ -114,7 +114,7 @@ class MessageRun:
 
 
 class Scheduler:
-    """Runs one assistant message's tool_use blocks (SCHED-*)."""
+    """Runs one assistant message's tool_use blocks (SPEC.md section 6)."""
 
     def __init__(self, tools: Sequence[Tool], session: Session, events: EventLog) -> None:
         self.tools = tools
@@ -150,7 +150,7 @@ class Scheduler:
             probe_trail=self.session.probe_trail,
         )
         for index, block in enumerate(blocks):
-            if streaming:
+            if streaming:  # SCHED-STREAM-1: blocks arrive one at a time
                 if block_delay_ms and index:
                     time.sleep(block_delay_ms / 1000)
                 self.events.emit("block", id=block.get("id"))
@@ -211,6 +211,9 @@ class Scheduler:
         return ctx_base
 
     def _may_start(self, state: _State, safe: bool) -> bool:
+        # SCHED-RUN-1: a batch starts after the previous one ended, a non-safe call
+        # runs alone; SCHED-LIMIT-1: at most N safe calls at once. The same rule,
+        # block by block, is the streaming executor's (SCHED-STREAM-1).
         if not state.running:
             return True
         return (

@@ -52,7 +52,7 @@ def _constraint(issue: Mapping[str, Any]) -> str:
 
 
 def format_schema_error(tool: Tool, raw_input: Mapping[str, Any], exc: ValidationError) -> str:
-    """DISP-SCHEMA-1/2: missing, then unexpected, then mistyped or invalid fields."""
+    """DISP-SCHEMA-1, DISP-SCHEMA-2: missing, then unexpected, then mistyped or invalid fields."""
     order = {name: index for index, name in enumerate(tool.input_model.model_fields)}
     keys = {name: index for index, name in enumerate(raw_input)}
     missing: list[tuple[int, str]] = []

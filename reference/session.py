@@ -38,7 +38,7 @@ class Session:
     session_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="toolsys-session-"))
     prompt: PromptAnswer = "deny"
     test_tools: bool = False
-    read_state: ReadFileState = field(default_factory=ReadFileState)
+    read_state: ReadFileState = field(default_factory=ReadFileState)  # STATE-SESSION-1
     observers: list[FileChangeObserver] = field(default_factory=list)
     session_id: str = field(default_factory=lambda: str(uuid.uuid4()))  # HOOK-INPUT-1
     probe_board: ProbeBoard = field(default_factory=ProbeBoard)

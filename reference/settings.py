@@ -1,6 +1,6 @@
 """Settings from every source, merged by the sources' priority.
 
-The sources and their priority come from the seeds (PERM sections of SPEC.md):
+The sources and their priority come from the seeds (PERM-SOURCE-1 of SPEC.md):
 policySettings first, session last. List keys (permission rules, hooks) are
 combined across sources; a scalar key takes the value of the first source, in
 priority order, that sets it.

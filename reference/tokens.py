@@ -65,7 +65,7 @@ def chunks(text: str, size: int = DEFAULT_CHUNK_CHARS) -> list[str]:
 
 
 def exact_count(text: str, *, stop_above: int | None = None) -> Count:
-    """TOK-EXACT-1/2: the cl100k_base count, stopping once it passes ``stop_above``."""
+    """TOK-EXACT-1, TOK-EXACT-2: the cl100k_base count, stopping once it passes ``stop_above``."""
     encoder = _encoder()
     pieces = chunks(text)
     total = 0

@@ -1,4 +1,4 @@
-"""The one interface every tool implements, and ``build_tool`` (SPEC.md TOOL-*).
+"""The one interface every tool implements, and ``build_tool`` (SPEC.md section 1).
 
 A tool is a value, not a subclass: ``build_tool`` fills in fail-closed defaults
 (not concurrency-safe, not read-only, not destructive, permissions decided by

@@ -1,4 +1,4 @@
-"""Permission rules and their evaluation (SPEC.md, PERM sections).
+"""Permission rules and their evaluation (SPEC.md, section 4).
 
 ``rules`` parses rules and matches path rules; ``bash_rules`` matches Bash
 command rules; ``decision`` holds :func:`~reference.permissions.decision.decide`

@@ -251,7 +251,10 @@ def _rules(session: Session, behavior: Behavior) -> list[Rule]:
 
 
 def _path_rule(session: Session, rule: Rule, path: str) -> bool:
-    """PERM-PATH-1..3: a path rule against an expanded path; a bare name is no path rule."""
+    """PERM-PATH-1, PERM-PATH-2, PERM-PATH-3: a path rule against an expanded path.
+
+    A bare name is no path rule.
+    """
     if rule.specifier is None:
         return False
     return path_rule_matches(
@@ -302,7 +305,7 @@ class _Call:
             edit_read = edit_read and rule.behavior == "allow"
             if not (own or read_deny or edit_read) or self.path is None:
                 return False
-            return _path_rule(self.session, rule, self.path)  # PERM-PATH-1..3
+            return _path_rule(self.session, rule, self.path)  # PERM-PATH-3: expanded path
         if tool.name == BASH_TOOL_NAME and tool.matches_name(rule.tool):
             if self.command is None or rule.behavior == "allow":
                 return False  # Bash allow rules cover a command only part by part

@@ -1,6 +1,6 @@
 """Permission rules: ``Tool`` and ``Tool(specifier)``, and path-rule matching.
 
-Path specifiers use gitignore pattern syntax with four anchors (PERM sections of
+Path specifiers use gitignore pattern syntax with four anchors (section 4.2 of
 SPEC.md): ``//p`` from the filesystem root, ``~/p`` from home, ``/p`` from the
 session root, ``./p`` or a bare ``p`` from the working directory. A bare name
 without a slash matches at any depth below its anchor, and a pattern that

@@ -15,7 +15,7 @@ from reference.tool import ToolUseContext
 
 
 class StrictInput(BaseModel):
-    """Every tool input: strict types, extra fields refused (DISP schema phase)."""
+    """Every tool input: strict types, extra fields refused (TOOL-SCHEMA-1, DISP-SCHEMA-1)."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
@@ -108,7 +108,8 @@ def record_own_write(
 
     STATE-UPDATE-1: the new full text with the stat taken after the write, no
     range, not partial. WRITE-NOTIFY-1: the observers, then a ``file_changed``
-    event.
+    event. STATE-UPDATE-2: called only after the write, so a refused or failed
+    call leaves the record as it was.
     """
     ctx.session.read_state.set(
         path,

@@ -58,8 +58,8 @@ def plan_edit(
     """Compute the edit on LF text.
 
     Raises:
-        StringNotFoundError: not found even after normalization (code 8).
-        MultipleMatchesError: several matches without ``replace_all`` (code 9).
+        StringNotFoundError: not found even after normalization (EDIT-VALIDATE-1 code 8).
+        MultipleMatchesError: several matches without ``replace_all`` (EDIT-VALIDATE-1 code 9).
     """
     old = text.to_lf(old_string)
     new = normalize_new_string(new_string, file_path)

@@ -296,6 +296,7 @@ def _start_directory(ctx: ToolUseContext) -> str:
 def call(inp: BashInput, ctx: ToolUseContext) -> ToolResult:
     session = ctx.session
     shell = choose_shell(session.env)
+    # BASH-ENV-1: a new shell and environment per call; only the cwd carries over
     env = shell_environment(session.env, session.home)
     if inp.run_in_background:
         return _background(inp, ctx, [shell, "-c", inp.command], env)

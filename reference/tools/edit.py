@@ -27,7 +27,7 @@ from reference.tools._common import (
 from reference.tools._edit_plan import apply_to_original, normalize_new_string, plan_edit
 
 NAME: Final = "Edit"
-MAX_EDIT_BYTES: Final = 1024**3  # EDIT code 10: 1 GiB
+MAX_EDIT_BYTES: Final = 1024**3  # EDIT-VALIDATE-1 code 10: 1 GiB
 
 
 class EditInput(StrictInput):
@@ -43,7 +43,7 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
         raise errors.NoChangesError(
             "No changes to make: old_string and new_string are exactly the same."
         )
-    check_path_syntax(inp.file_path)  # codes 14 and 11, before any I/O
+    check_path_syntax(inp.file_path)  # EDIT-VALIDATE-1 codes 14 and 11, before any I/O
     path = ctx.expand(inp.file_path)
     rule = matching_deny_rule(ctx.session, path, ("Edit", "Read"))
     if rule is not None:

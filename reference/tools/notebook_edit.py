@@ -1,8 +1,8 @@
 """NotebookEdit: replace, insert or delete one Jupyter notebook cell (SPEC.md, section 17.1).
 
-The same read-before-edit and staleness gates as Edit (STATE-STALE-1/2); the
-edited notebook is checked with ``nbformat.validate`` before anything is
-written, and written atomically (NBEDIT-WRITE-1).
+The same read-before-edit and staleness gates as Edit (STATE-STALE-1,
+STATE-STALE-2); the edited notebook is checked with ``nbformat.validate``
+before anything is written, and written atomically (NBEDIT-WRITE-1).
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def _as_code(cell: dict[str, Any]) -> None:
 
 
 def apply_edit(notebook: _Notebook, inp: NotebookEditInput) -> _Edited | None:
-    """NBEDIT-REPLACE-1 / INSERT-1 / DELETE-1 on a copy; None when the cell is not found."""
+    """NBEDIT-REPLACE-1, NBEDIT-INSERT-1, NBEDIT-DELETE-1 on a copy; None without the cell."""
     doc = copy.deepcopy(notebook.doc)
     cells: list[Any] = doc["cells"]
     index = None if inp.cell_id is None else find_cell(cells, inp.cell_id)
@@ -207,7 +207,7 @@ def serialize(doc: Mapping[str, Any]) -> str:
 
 def validate_input(inp: NotebookEditInput, ctx: ToolUseContext) -> None:
     """NBEDIT-VALIDATE-1: the table of SPEC.md 17.1, in order."""
-    check_path_syntax(inp.notebook_path)  # codes 1 and 2 (FILE-PATH-2/3), before any I/O
+    check_path_syntax(inp.notebook_path)  # FILE-PATH-2, FILE-PATH-3 (codes 1, 2), before any I/O
     path = ctx.expand(inp.notebook_path)
     rule = matching_deny_rule(ctx.session, path, ("Edit", "Read"))  # PERM-READDENY-1
     if rule is not None:

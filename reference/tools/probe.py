@@ -1,4 +1,4 @@
-"""Probe: the test tool that proves scheduler behaviour by ordering (PROTO-PROBE-*).
+"""Probe: the test tool that proves scheduler behaviour by ordering (SPEC.md section 18.4).
 
 Registered only when ``begin`` sets ``test_tools``. It keeps every
 ``build_tool`` default except concurrency safety (from its input) and its
@@ -21,7 +21,7 @@ from reference.tools._common import JsonInt, StrictInput
 NAME: Final = "Probe"
 
 
-class ProbeInput(StrictInput):
+class ProbeInput(StrictInput):  # PROTO-PROBE-1: the input and its defaults
     label: str
     concurrency_safe: bool = False
     sleep_ms: JsonInt = Field(default=0, ge=0)

@@ -129,7 +129,7 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
         raise errors.NotARegularFileError(
             f"Cannot read {path}: it is {what}. Read only reads files."
         )
-    if inp.pages is not None:  # code 7
+    if inp.pages is not None:  # READ-VALIDATE-1 code 7
         pages = read_pdf.parse_pages(inp.pages)  # PDF-PAGES-1: malformed
         if not _is_pdf_file(path, st):  # PDF-PAGES-1: not a PDF (IMG-DETECT-1)
             raise errors.InvalidPagesError("The pages parameter applies only to PDF files.")
@@ -158,17 +158,17 @@ def split_lines(content: str) -> list[str]:
 
 
 def _dedup_record(ctx: ToolUseContext, path: str, offset: int, limit: int) -> ReadRecord | None:
-    """READ-DEDUP-1/3/4: the Read record of this very range, when dedup is on."""
+    """READ-DEDUP-1, READ-DEDUP-4: the Read record of this very range, when dedup is on."""
     if not ctx.session.dedup_enabled:
         return None
     record = ctx.session.read_state.get(path)
     if record is None or record.offset != offset or record.limit != limit:
         return None
-    return record if record.source == "read" else None
+    return record if record.source == "read" else None  # READ-DEDUP-3: not Write, Edit
 
 
 def _dedup_hit(ctx: ToolUseContext, path: str, offset: int, limit: int) -> bool:
-    """READ-DEDUP-1/2/3: a matching record, and one ``stat`` shows the same regular file.
+    """READ-DEDUP-1, READ-DEDUP-2: a matching record, and one ``stat`` shows the same regular file.
 
     The ``stat`` is made only when a record matches, straight from ``os``: this
     is the whole of a hit's work, so it is kept to the floor a hit can reach.
@@ -193,7 +193,7 @@ def _unchanged(path: str) -> ToolResult:
 
 
 def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
-    offset = inp.offset or 1
+    offset = inp.offset or 1  # READ-RANGE-1: 1-based, line 1 without offset
     limit = inp.limit or DEFAULT_LIMIT
     expanded = ctx.expand(inp.file_path)
     if _dedup_hit(ctx, expanded, offset, limit):  # READ-DEDUP-2: before anything else
@@ -216,7 +216,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
         return read_pdf.read(path, st.size, data, inp.pages)
     if kind is Kind.NOTEBOOK:
         return read_notebook.read(ctx, path, st, data, (offset, limit))
-    whole_file = inp.offset is None and inp.limit is None
+    whole_file = inp.offset is None and inp.limit is None  # READ-SIZE-2: ranges skip the cap
     if whole_file and st.size > MAX_WHOLE_FILE_BYTES:  # READ-SIZE-1: stat alone decides
         raise errors.MaxFileReadSizeExceededError(
             f"File content ({st.size} bytes) exceeds maximum allowed size "
@@ -242,7 +242,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     _enforce_token_cap(formatted, ctx.session.max_read_tokens)  # READ-TOKENS-1
     # STATE-PARTIAL-1; an empty file is seen whole whatever the offset (READ-EMPTY-1)
     partial = total > 0 and (offset > 1 or offset - 1 + len(shown) < total)
-    ctx.session.read_state.set(
+    ctx.session.read_state.set(  # STATE-UPDATE-2: only once every check has passed
         path,
         ReadRecord(
             text=content,
@@ -329,7 +329,7 @@ READ_TOOL: Final[Tool[ReadInput]] = build_tool(
     is_concurrency_safe=lambda _inp: True,
     is_read_only=lambda _inp: True,
     map_result=map_result,
-    max_result_size_chars=math.inf,  # never persisted: Read's output is the file itself
+    max_result_size_chars=math.inf,  # RES-PERSIST-2: Read's output is the file itself
     path_fields=("file_path",),
     get_path=file_path_of,
     path_rules="read",

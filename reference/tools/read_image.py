@@ -1,6 +1,6 @@
 """Read of an image: known by its bytes, decoded, fitted, sent as an image block.
 
-SPEC.md section 16, IMG-*. The work is a pipeline on one decoded image:
+SPEC.md section 16. The work is a pipeline on one decoded image:
 decode in full (IMG-DECODE-1), fit in 2000x2000 (IMG-RESIZE-1), fit the token
 cap (IMG-TOKENS-1), fit the byte budget (IMG-BUDGET-1). Each step that changes
 the pixels re-encodes; an image no step touches is sent as the bytes on disk.

@@ -1,6 +1,6 @@
 """Read of a Jupyter notebook: one unified view of its cells and their outputs.
 
-SPEC.md section 16, NB-*. The notebook is parsed as plain JSON (NB-PARSE-1
+SPEC.md section 16. The notebook is parsed as plain JSON (NB-PARSE-1
 asks only for an object with a ``cells`` list; nbformat's validation would
 refuse notebooks Read must show), rendered cell by cell (NB-RENDER-1,
 NB-OUTPUT-1), gated by tokens (NB-TOKENS-1) and recorded as a full read

@@ -1,9 +1,9 @@
 """Read of a PDF: the ``pages`` parameter, the limits, the document block.
 
-SPEC.md section 16, PDF-*. ``pages`` is checked by Read's ``validate_input``
-(code 7, PDF-PAGES-1/2); everything else happens in ``call()``, which sends the
-file's bytes unchanged or, with ``pages``, a new PDF of the selected pages
-written by pypdf (PDF-SEND-1).
+SPEC.md section 16. ``pages`` is checked by Read's ``validate_input``
+(READ-VALIDATE-1 code 7, PDF-PAGES-1, PDF-PAGES-2); everything else happens
+in ``call()``, which sends the file's bytes unchanged or, with ``pages``, a
+new PDF of the selected pages written by pypdf (PDF-SEND-1).
 """
 
 from __future__ import annotations

@@ -178,22 +178,29 @@ def test_list_prints_ids_levels_spec_ids_and_titles(capsys: pytest.CaptureFixtur
 
 def test_lint_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / "s" / "a").mkdir(parents=True)
-    (tmp_path / "SPEC.md").write_text("- **FAKE-CALL-1** (MUST) x\n")
+    (tmp_path / "SPEC.md").write_text("- **FAKE-CALL-1** (MUST) x\n- **FAKE-CALL-9** (MUST) y\n")
     (tmp_path / "features.yaml").write_text("read: Read\n")
-    (tmp_path / "excluded.yaml").write_text("{}\n")
+    (tmp_path / "excluded.yaml").write_text("FAKE-CALL-9: not observable\n")
+    (tmp_path / "uncited.yaml").write_text("FAKE-CALL-9: enforced by the adapter\n")
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "call.py").write_text("CALL = 1  # FAKE-CALL-1\n")
     paths = [
         *("--scenarios", str(tmp_path / "s"), "--spec", str(tmp_path / "SPEC.md")),
         *("--features", str(tmp_path / "features.yaml")),
         *("--excluded", str(tmp_path / "excluded.yaml")),
+        *("--code", str(tmp_path / "code"), "--uncited", str(tmp_path / "uncited.yaml")),
     ]
     (tmp_path / "s" / "a" / "call-ok.yaml").write_text(
         (DATA / "suite" / "basic" / "call-ok.yaml").read_text()
     )
     assert main(["lint", *paths]) == 0
     assert capsys.readouterr().out == "lint: ok\n"
-    (tmp_path / "SPEC.md").write_text("- **FAKE-CALL-1** (MUST) x\n- **FAKE-CALL-9** (MUST) y\n")
+    (tmp_path / "excluded.yaml").write_text("{}\n")
+    (tmp_path / "uncited.yaml").write_text("{}\n")
     assert main(["lint", *paths]) == 1
-    assert "FAKE-CALL-9: (MUST) covered by no scenario" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "FAKE-CALL-9: (MUST) covered by no scenario" in out
+    assert "FAKE-CALL-9: (MUST) cited by no comment or docstring in code/" in out
 
 
 def test_smoke_says_what_the_implementation_is(capsys: pytest.CaptureFixture[str]) -> None:
