@@ -34,7 +34,7 @@ from reference import errors
 from reference.abort import AbortSignal
 from reference.permissions import bash_rules
 from reference.permissions.checks import check_bash_permissions
-from reference.permissions.decision import is_inside_working_directories
+from reference.permissions.directories import is_inside_working_directories
 from reference.settings import positive_int
 from reference.tasks import (
     STOP_GRACE_S,
