@@ -74,12 +74,13 @@ def imports_in(source: str, module: str) -> set[str]:
     ],
 )
 def test_the_scan_sees_every_form_of_import(source: str) -> None:
-    """The checker itself: absolute, from-package, relative and nested imports count."""
+    """Reference-defined: the checker sees absolute, from-package, relative and nested imports."""
     module = "reference.permissions.checks" if "from .decision" in source else "reference.tools.x"
     assert DECISION in imports_in(source, module)
 
 
 def test_the_scan_covers_the_tools_and_the_checks() -> None:
+    """Reference-defined: the layer tests see the tools, the checks and a real import."""
     assert REFERENCE / "permissions" / "checks.py" in BELOW_THE_DECISION
     assert REFERENCE / "tools" / "read.py" in BELOW_THE_DECISION
     assert "reference.permissions.checks" in imported_modules(REFERENCE / "tools" / "read.py")
@@ -87,13 +88,13 @@ def test_the_scan_covers_the_tools_and_the_checks() -> None:
 
 @pytest.mark.parametrize("path", BELOW_THE_DECISION, ids=module_name)
 def test_no_tool_and_no_rule_module_imports_the_decision(path: Path) -> None:
-    """The decision uses the rules and the tools' checks, never the reverse."""
+    """Reference-defined: the decision uses the rules and the tools' checks, never the reverse."""
     assert DECISION not in imported_modules(path)
 
 
 @pytest.mark.parametrize("name", RULE_LIBRARY)
 def test_the_rule_library_imports_no_tool(name: str) -> None:
-    """The rules sit below the tools: the tools import them, not the reverse."""
+    """Reference-defined: the rules sit below the tools, which import them, not the reverse."""
     imported = imported_modules(REFERENCE / "permissions" / f"{name}.py")
     assert not [module for module in imported if module.startswith("reference.tools")]
 
