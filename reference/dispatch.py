@@ -125,8 +125,9 @@ def dispatch(
     """Run one tool_use block through the pipeline; never raises for tool outcomes."""
     tool_use_id = str(tool_use.get("id", ""))
     name = tool_use.get("name")
-    if ctx.tools is not tools:  # TOOL-CONTEXT-1: the call sees the pool it was found in
-        ctx = replace(ctx, tools=tools)
+    if ctx.tools is not tools or ctx.tool_use_id != tool_use_id:
+        # TOOL-CONTEXT-1: the call sees the pool it was found in, and its own id
+        ctx = replace(ctx, tools=tools, tool_use_id=tool_use_id)
     ctx.events.emit("tool_start", id=tool_use_id, name=name)  # PROTO-EVENT-1
     outcome = _Call(tools, tool_use_id, name, tool_use.get("input"), ctx).run()
     ctx.events.emit("tool_end", id=tool_use_id, stage=outcome.stage)
@@ -177,12 +178,7 @@ class _Call:
             return checked
         model_input, parsed, observable = checked
         pre = hooks.run_pre_tool_use(  # DISP-PREHOOK-1
-            self.session,
-            tool_name=tool.name,
-            tool_input=observable,
-            tool_use_id=self.id,
-            events=self.ctx.events,
-            cwd=self.ctx.cwd,
+            self.ctx, tool_name=tool.name, tool_input=observable
         )
         self.pre_blocks = hooks.context_blocks(hooks.PRE_TOOL_USE, pre)
         self.prevent_continuation = pre.prevent_continuation
@@ -199,14 +195,11 @@ class _Call:
                 return checked
             model_input, parsed, observable = checked
         decision = decide(  # DISP-PERM-1
-            session=self.session,
             tool=tool,
             parsed_input=parsed,
             observable=observable,
             ctx=self.ctx,
             hook_decision=pre.decision if pre.decision != "deny" else None,
-            events=self.ctx.events,
-            tool_use_id=self.id,
         )
         self.permission = decision.to_outcome()
         if decision.behavior == "deny":  # PERM-MESSAGE-1: not wrapped
@@ -289,13 +282,7 @@ class _Call:
                 return aborted_outcome(self.id, self.ctx.abort.reason, self.ctx.abort.detail)
             message = _model_message(tool, exc)
             post = hooks.run_post_tool_use_failure(  # HOOK-FAILURE-1
-                self.session,
-                tool_name=tool.name,
-                tool_input=observable,
-                tool_use_id=self.id,
-                error=message,
-                events=self.ctx.events,
-                cwd=self.ctx.cwd,
+                self.ctx, tool_name=tool.name, tool_input=observable, error=message
             )
             self.prevent_continuation |= post.prevent_continuation
             self.stop_reason = self.stop_reason or post.stop_reason
@@ -310,13 +297,7 @@ class _Call:
         if self.ctx.abort.reason == "sibling_error":  # SCHED-CASCADE-1: not ended when cancelled
             return aborted_outcome(self.id, self.ctx.abort.reason, self.ctx.abort.detail)
         post = hooks.run_post_tool_use(  # DISP-POSTHOOK-1
-            self.session,
-            tool_name=tool.name,
-            tool_input=observable,
-            tool_use_id=self.id,
-            tool_response=dict(result.data),
-            events=self.ctx.events,
-            cwd=self.ctx.cwd,
+            self.ctx, tool_name=tool.name, tool_input=observable, tool_response=dict(result.data)
         )
         content = tool.map_result(result.data)  # DISP-MAP-1; TOOL-MAP-1: stage done only
         if tool.mcp_info is not None and post.updated_mcp_output is not None:  # HOOK-POST-1

@@ -26,10 +26,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
 
-from reference.events import EventLog
 from reference.hook_matcher import matcher_matches
 from reference.session import Session
 from reference.settings import SOURCES, Settings
+from reference.tool import ToolUseContext
 
 PRE_TOOL_USE: Final = "PreToolUse"
 POST_TOOL_USE: Final = "PostToolUse"
@@ -160,25 +160,28 @@ def hook_environment(session: Session) -> dict[str, str]:
 
 
 def hook_input(
-    session: Session,
+    ctx: ToolUseContext,
     *,
     event: str,
-    cwd: str,
     tool_name: str,
     tool_input: Any,
-    tool_use_id: str,
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """HOOK-INPUT-1: the JSON object every handler reads on its standard input."""
+    """HOOK-INPUT-1: the JSON object every handler reads on its standard input.
+
+    ``cwd`` and ``tool_use_id`` are the call's (``ctx``); the session's id,
+    transcript and current permission mode come from its session.
+    """
+    session = ctx.session
     return {
         "session_id": session.session_id,
         "transcript_path": os.path.join(session.session_dir, "transcript.jsonl"),
-        "cwd": cwd,
+        "cwd": ctx.cwd,
         "permission_mode": session.permission_mode,  # PERM-MODE-1 names
         "hook_event_name": event,
         "tool_name": tool_name,
         "tool_input": tool_input,
-        "tool_use_id": tool_use_id,
+        "tool_use_id": ctx.tool_use_id,
         **(extra or {}),
     }
 
@@ -249,35 +252,26 @@ def run_handler(handler: Handler, *, stdin: bytes, cwd: str, env: Mapping[str, s
 
 
 def run_event(
-    session: Session,
+    ctx: ToolUseContext,
     *,
     event: str,
     tool_name: str,
     tool_input: Any,
-    tool_use_id: str,
-    events: EventLog,
-    cwd: str | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> list[HookRun]:
     """Run every handler ``event`` has for this call, together; their runs in configuration order.
 
-    HOOK-PARALLEL-1: the handlers run concurrently and this returns once all
-    ended. HOOK-EVENT-1: one ``hook`` event per run, emitted in configuration
-    order after the last one ended.
+    The handlers run in the call's ``cwd`` with its session's settings and
+    environment. HOOK-PARALLEL-1: they run concurrently and this returns once
+    all ended. HOOK-EVENT-1: one ``hook`` event per run on the context's
+    ``events``, emitted in configuration order after the last one ended.
     """
+    session = ctx.session
     handlers = matching_handlers(session.settings, event, tool_name)
     if not handlers:
         return []
-    where = cwd if cwd is not None else session.cwd
-    payload = hook_input(
-        session,
-        event=event,
-        cwd=where,
-        tool_name=tool_name,
-        tool_input=tool_input,
-        tool_use_id=tool_use_id,
-        extra=extra,
-    )
+    where = ctx.cwd
+    payload = hook_input(ctx, event=event, tool_name=tool_name, tool_input=tool_input, extra=extra)
     stdin = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
     env = hook_environment(session)
     runs: list[HookRun | None] = [None] * len(handlers)
@@ -303,10 +297,10 @@ def run_event(
         for run, handler in zip(runs, handlers, strict=True)
     ]
     for run in done:  # HOOK-EVENT-1
-        events.emit(
+        ctx.events.emit(
             "hook",
             event=event,
-            id=tool_use_id,
+            id=ctx.tool_use_id,
             command=run.command,
             exit_code=run.exit_code,
             timed_out=run.timed_out,
@@ -334,45 +328,36 @@ class PreToolUseResult:
     no hook gave one. A ``deny`` blocks the call with ``block_reason`` as its
     whole content (HOOK-BLOCK-1); ``ask`` and ``allow`` feed PERM-ORDER-1
     steps 5 and 9. ``updated_input`` is the replacement input (HOOK-UPDATE-1),
-    never set alongside a ``deny``.
+    never set alongside a ``deny``. ``texts`` are the hooks' additional
+    contexts in configuration order (HOOK-CONTEXT-1).
     """
 
     decision: Decision | None = None
     block_reason: str | None = None
     updated_input: dict[str, Any] | None = None
-    additional_context: list[str] = field(default_factory=list)
+    texts: list[HookText] = field(default_factory=list)
     prevent_continuation: bool = False
     stop_reason: str | None = None
-    ran: bool = False
-    runs: list[HookRun] = field(default_factory=list)
 
     @property
     def blocked(self) -> bool:
         return self.decision == "deny"
-
-    @property
-    def texts(self) -> list[HookText]:
-        return [HookText("additional context", text) for text in self.additional_context]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PostToolUseResult:
     """What the PostToolUse or PostToolUseFailure hooks of one call said.
 
-    ``texts`` keeps ``additional_context`` and ``feedback`` interleaved in
+    ``texts`` keeps the additional contexts and the feedback interleaved in
     configuration order, as HOOK-CONTEXT-1 appends them. ``updated_mcp_output``
     is the first ``updatedMCPToolOutput`` given (PostToolUse only); the
     pipeline applies it to MCP tools only (HOOK-POST-1).
     """
 
-    feedback: list[str] = field(default_factory=list)
-    additional_context: list[str] = field(default_factory=list)
     texts: list[HookText] = field(default_factory=list)
     prevent_continuation: bool = False
     stop_reason: str | None = None
     updated_mcp_output: Any = None
-    ran: bool = False
-    runs: list[HookRun] = field(default_factory=list)
 
 
 def _text(value: object) -> str | None:
@@ -421,7 +406,7 @@ def interpret_pre_tool_use(runs: Sequence[HookRun]) -> PreToolUseResult:
     combined: Decision | None = None
     reasons: list[str] = []
     update: dict[str, Any] | None = None
-    context: list[str] = []
+    texts: list[HookText] = []
     prevent, stop_reason = False, None
     for run in runs:
         data = run.output_json()
@@ -439,7 +424,7 @@ def interpret_pre_tool_use(runs: Sequence[HookRun]) -> PreToolUseResult:
             update = replacement  # HOOK-UPDATE-1: the first in configuration order
         extra = _text(specific.get("additionalContext"))
         if extra is not None:
-            context.append(extra)
+            texts.append(HookText("additional context", extra))
     blocked = combined == "deny"
     block_reason = None
     if blocked:  # HOOK-BLOCK-1
@@ -448,18 +433,14 @@ def interpret_pre_tool_use(runs: Sequence[HookRun]) -> PreToolUseResult:
         decision=combined,
         block_reason=block_reason,
         updated_input=None if blocked else update,
-        additional_context=context,
+        texts=texts,
         prevent_continuation=prevent,
         stop_reason=stop_reason,
-        ran=bool(runs),
-        runs=list(runs),
     )
 
 
 def interpret_post_tool_use(event: str, runs: Sequence[HookRun]) -> PostToolUseResult:
     """Combine the runs of one call's PostToolUse or PostToolUseFailure handlers."""
-    feedback: list[str] = []
-    context: list[str] = []
     texts: list[HookText] = []
     prevent, stop_reason = False, None
     mcp_output: Any = None
@@ -467,7 +448,6 @@ def interpret_post_tool_use(event: str, runs: Sequence[HookRun]) -> PostToolUseR
         if run.blocking:  # HOOK-EXIT-1, HOOK-POST-1: exit 2's stderr is feedback
             said = _text(run.stderr.strip())
             if said is not None:
-                feedback.append(said)
                 texts.append(HookText("feedback", said))
             continue
         data = run.output_json()
@@ -479,23 +459,17 @@ def interpret_post_tool_use(event: str, runs: Sequence[HookRun]) -> PostToolUseR
         specific = _specific(data, event)
         extra = _text(specific.get("additionalContext"))
         if extra is not None:
-            context.append(extra)
             texts.append(HookText("additional context", extra))
         reason = _text(data.get("reason"))
         if data.get("decision") == "block" and reason is not None:  # HOOK-POST-1
-            feedback.append(reason)
             texts.append(HookText("feedback", reason))
         if event == POST_TOOL_USE and mcp_output is None:
             mcp_output = specific.get("updatedMCPToolOutput")
     return PostToolUseResult(
-        feedback=feedback,
-        additional_context=context,
         texts=texts,
         prevent_continuation=prevent,
         stop_reason=stop_reason,
         updated_mcp_output=mcp_output,
-        ran=bool(runs),
-        runs=list(runs),
     )
 
 
@@ -503,80 +477,47 @@ def interpret_post_tool_use(event: str, runs: Sequence[HookRun]) -> PostToolUseR
 
 
 def run_pre_tool_use(
-    session: Session,
-    *,
-    tool_name: str,
-    tool_input: Mapping[str, Any],
-    tool_use_id: str,
-    events: EventLog,
-    cwd: str | None = None,
+    ctx: ToolUseContext, *, tool_name: str, tool_input: Mapping[str, Any]
 ) -> PreToolUseResult:
     """DISP-PREHOOK-1: run the PreToolUse hooks of one call and combine them.
 
-    ``tool_name`` is the tool's own name; ``tool_input`` the observable input
-    (DISP-BACKFILL-1); ``cwd`` defaults to the session's current one.
+    ``ctx`` is the call's context (its session, ``tool_use_id``, ``cwd`` and
+    ``events``); ``tool_name`` is the tool's own name; ``tool_input`` the
+    observable input (DISP-BACKFILL-1).
     """
-    runs = run_event(
-        session,
-        event=PRE_TOOL_USE,
-        tool_name=tool_name,
-        tool_input=dict(tool_input),
-        tool_use_id=tool_use_id,
-        events=events,
-        cwd=cwd,
-    )
+    runs = run_event(ctx, event=PRE_TOOL_USE, tool_name=tool_name, tool_input=dict(tool_input))
     return interpret_pre_tool_use(runs)
 
 
 def run_post_tool_use(
-    session: Session,
-    *,
-    tool_name: str,
-    tool_input: Mapping[str, Any],
-    tool_use_id: str,
-    tool_response: Any,
-    events: EventLog,
-    cwd: str | None = None,
+    ctx: ToolUseContext, *, tool_name: str, tool_input: Mapping[str, Any], tool_response: Any
 ) -> PostToolUseResult:
     """DISP-POSTHOOK-1: run the PostToolUse hooks of a call that succeeded.
 
     ``tool_response`` is the call's structured output (``outcome.output``).
     """
     runs = run_event(
-        session,
+        ctx,
         event=POST_TOOL_USE,
         tool_name=tool_name,
         tool_input=dict(tool_input),
-        tool_use_id=tool_use_id,
-        events=events,
-        cwd=cwd,
         extra={"tool_response": tool_response},
     )
     return interpret_post_tool_use(POST_TOOL_USE, runs)
 
 
 def run_post_tool_use_failure(
-    session: Session,
-    *,
-    tool_name: str,
-    tool_input: Mapping[str, Any],
-    tool_use_id: str,
-    error: str,
-    events: EventLog,
-    cwd: str | None = None,
+    ctx: ToolUseContext, *, tool_name: str, tool_input: Mapping[str, Any], error: str
 ) -> PostToolUseResult:
     """HOOK-FAILURE-1: run the PostToolUseFailure hooks of a call that ended at stage ``call``.
 
     ``error`` is the message the model sees, without the ``<tool_use_error>`` wrapper.
     """
     runs = run_event(
-        session,
+        ctx,
         event=POST_TOOL_USE_FAILURE,
         tool_name=tool_name,
         tool_input=dict(tool_input),
-        tool_use_id=tool_use_id,
-        events=events,
-        cwd=cwd,
         extra={"error": error, "is_interrupt": False},
     )
     return interpret_post_tool_use(POST_TOOL_USE_FAILURE, runs)

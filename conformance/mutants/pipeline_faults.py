@@ -26,20 +26,17 @@ from reference.tool import Tool, ToolUseContext
 
 
 def _wrap_decide_or_ask(after: Any) -> None:
-    """Rebind ``decision._decide_or_ask`` to ``after(original, session, call, ...)``."""
+    """Rebind ``decision._decide_or_ask`` to ``after(its result, call, hook_decision)``."""
     original = decision._decide_or_ask
 
     def decide_or_ask(
-        session: Any,
         call: Any,
         parsed_input: BaseModel,
         hook_decision: decision.HookDecision | None,
         classifier: decision.Classifier,
     ) -> PermissionDecision | decision.AskReason:
-        result = original(session, call, parsed_input, hook_decision, classifier)
-        verdict: PermissionDecision | decision.AskReason = after(
-            result, session, call, hook_decision
-        )
+        result = original(call, parsed_input, hook_decision, classifier)
+        verdict: PermissionDecision | decision.AskReason = after(result, call, hook_decision)
         return verdict
 
     rebind(original, decide_or_ask)
@@ -52,13 +49,13 @@ def _wrap_decide_or_ask(after: Any) -> None:
 )
 def _deny_not_final() -> None:
     def after(
-        result: PermissionDecision | str, session: Any, call: Any, hook: str | None
+        result: PermissionDecision | str, call: Any, hook: str | None
     ) -> PermissionDecision | str:
         if isinstance(result, PermissionDecision) and (result.behavior, result.reason) == (
             "deny",
             "rule",
         ):
-            if session.permission_mode == "bypassPermissions":
+            if call.session.permission_mode == "bypassPermissions":
                 return decision._allow("mode")
             allow = call.first_rule("allow")
             if allow is not None:
@@ -75,7 +72,7 @@ def _deny_not_final() -> None:
 )
 def _hook_allow_overrides_deny() -> None:
     def after(
-        result: PermissionDecision | str, session: Any, call: Any, hook: str | None
+        result: PermissionDecision | str, call: Any, hook: str | None
     ) -> PermissionDecision | str:
         if hook != "allow":
             return result
@@ -93,9 +90,9 @@ def _hook_allow_overrides_deny() -> None:
 )
 def _safety_check_skipped_in_bypass() -> None:
     def after(
-        result: PermissionDecision | str, session: Any, call: Any, hook: str | None
+        result: PermissionDecision | str, call: Any, hook: str | None
     ) -> PermissionDecision | str:
-        if result == "safety" and session.permission_mode == "bypassPermissions":
+        if result == "safety" and call.session.permission_mode == "bypassPermissions":
             return decision._allow("mode")
         return result
 

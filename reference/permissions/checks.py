@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from reference import paths
 from reference.permissions import bash_rules
-from reference.permissions.decision import is_inside_working_directories, read_deny_rule
+from reference.permissions.directories import is_inside_working_directories
+from reference.permissions.session_rules import argument_denied
+from reference.permissions.tool_paths import file_path_of
 from reference.tool import PASSTHROUGH, PermissionCheck, ToolUseContext
 
 PathGetter = Callable[[Any, ToolUseContext], str | None]
@@ -39,15 +40,7 @@ def working_directories_check(get_path: PathGetter) -> CheckFn:
     return check
 
 
-def _file_path(inp: Any, ctx: ToolUseContext) -> str | None:
-    """TOOL-PATH-1 for Read: the expanded ``file_path`` (None for NUL or UNC paths)."""
-    raw = inp.file_path
-    if not isinstance(raw, str) or paths.has_nul(raw) or paths.is_unc(raw):
-        return None
-    return ctx.expand(raw)
-
-
-check_read_permissions: CheckFn = working_directories_check(_file_path)
+check_read_permissions: CheckFn = working_directories_check(file_path_of)
 """PERM-READ-1 for Read: plug in as ``READ_TOOL.check_permissions``."""
 
 
@@ -61,9 +54,7 @@ def check_bash_permissions(inp: Any, ctx: ToolUseContext) -> PermissionCheck:
     command = inp.command
 
     def denied(argument: str) -> bool:
-        if paths.has_nul(argument):
-            return False
-        return read_deny_rule(ctx.session, ctx.expand(argument)) is not None
+        return argument_denied(ctx, argument)  # BASH-PERM-1
 
     if isinstance(command, str) and bash_rules.is_read_only_command(command, denied):
         return ALLOW  # BASH-PERM-1

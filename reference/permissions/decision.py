@@ -16,7 +16,6 @@ input's ``command``).
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,15 +23,13 @@ from typing import Any, Final, Literal, Protocol
 
 from pydantic import BaseModel
 
-from reference.events import EventLog
 from reference.permissions import bash_rules
-from reference.permissions.rules import (
-    Behavior,
-    Rule,
-    is_under,
-    parse_rule,
-    path_rule_matches,
-    resolve_path,
+from reference.permissions.directories import is_inside_working_directories
+from reference.permissions.rules import Behavior, Rule, is_under, resolve_path
+from reference.permissions.session_rules import (
+    argument_denied,
+    path_rule_applies,
+    session_rules,
 )
 from reference.session import Session
 from reference.tool import PermissionCheck, Tool, ToolUseContext
@@ -177,39 +174,6 @@ def call_path(tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> str |
     return tool.get_path(parsed_input, ctx)
 
 
-def working_directories(session: Session) -> tuple[str, ...]:
-    """PERM-DIRS-1: ``root``, the original ``cwd`` and ``permissions.additionalDirectories``.
-
-    Additional directories come from every source; an entry that is neither
-    absolute nor ``~``/``~/``-relative is ignored. Entries are normalized,
-    symlinks are not resolved here.
-    """
-
-    def collect() -> tuple[str, ...]:
-        found = [session.root, session.original_cwd]  # never the current cwd
-        for _source, entry in session.settings.permission_entries("additionalDirectories"):
-            if entry == "~" or entry.startswith("~/"):
-                found.append(posixpath.join(session.home, entry[2:]))
-            elif entry.startswith("/"):
-                found.append(entry)
-        return tuple(dict.fromkeys(posixpath.normpath(d) for d in found))
-
-    key = ("working-directories", session.root, session.original_cwd, session.home)
-    return session.settings.memo(key, collect)
-
-
-def is_inside_working_directories(path: str, session: Session) -> bool:
-    """PERM-DIRS-1: the expanded path is under a working directory D and the
-    resolved path (PERM-PATH-3) is under D resolved."""
-    # The directories come from settings (fixed); their resolved forms are taken
-    # now, at the decision, since a link may change during the session.
-    directories = [d for d in working_directories(session) if is_under(path, d)]
-    if not directories:
-        return False
-    resolved = resolve_path(path)
-    return any(is_under(resolved, resolve_path(directory)) for directory in directories)
-
-
 def is_protected_path(path: str) -> bool:
     """PERM-SAFETY-1 on one form of a path: a protected component or file name."""
     components = [part for part in path.split("/") if part]
@@ -225,48 +189,6 @@ def needs_safety_approval(tool: Tool, path: str | None) -> bool:
     return is_protected_path(path) or is_protected_path(resolve_path(path))
 
 
-def read_deny_rule(session: Session, path: str) -> Rule | None:
-    """The first ``Read`` deny rule matching ``path`` (PERM-PATH-3), sources in order.
-
-    What BASH-PERM-1 and PERM-FILTER-1 consult; ``path`` is an expanded path.
-    """
-    for rule in _rules(session, "deny"):
-        if rule.tool == "Read" and rule.specifier is not None and _path_rule(session, rule, path):
-            return rule
-    return None
-
-
-def _rules(session: Session, behavior: Behavior) -> list[Rule]:
-    """PERM-SOURCE-1: every parseable rule of ``behavior``, sources then lists in order."""
-
-    def parse() -> list[Rule]:
-        rules = []
-        for source, entry in session.settings.permission_entries(behavior):
-            rule = parse_rule(entry, behavior=behavior, source=source)
-            if rule is not None:  # PERM-RULE-1: text that is not a rule is ignored
-                rules.append(rule)
-        return rules
-
-    return list(session.settings.memo(("rules", behavior), parse))
-
-
-def _path_rule(session: Session, rule: Rule, path: str) -> bool:
-    """PERM-PATH-1, PERM-PATH-2, PERM-PATH-3: a path rule against an expanded path.
-
-    A bare name is no path rule.
-    """
-    if rule.specifier is None:
-        return False
-    return path_rule_matches(
-        rule.specifier,
-        path,
-        root=session.root,
-        cwd=session.original_cwd,  # PERM-PATH-1: the original cwd, never the current one
-        home=session.home,
-        behavior=rule.behavior,
-    )
-
-
 def mcp_server(tool: Tool) -> str | None:
     """REG-MCP-1: the (sanitized) server of an MCP tool, None for any other tool."""
     if tool.mcp_info is not None:
@@ -278,13 +200,16 @@ def mcp_server(tool: Tool) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class _Call:
-    """What the rules match on one call: the tool, its path, its command."""
+    """What the rules match on one call: its context, the tool, its path, its command."""
 
-    session: Session
     ctx: ToolUseContext
     tool: Tool
     path: str | None
     command: str | None
+
+    @property
+    def session(self) -> Session:
+        return self.ctx.session
 
     def rule_applies(self, rule: Rule) -> bool:
         """PERM-RULE-2: whether ``rule`` (deny or ask, or allow of a non-Bash tool) matches."""
@@ -305,7 +230,7 @@ class _Call:
             edit_read = edit_read and rule.behavior == "allow"
             if not (own or read_deny or edit_read) or self.path is None:
                 return False
-            return _path_rule(self.session, rule, self.path)  # PERM-PATH-3: expanded path
+            return path_rule_applies(self.session, rule, self.path)  # PERM-PATH-3: expanded path
         if tool.name == BASH_TOOL_NAME and tool.matches_name(rule.tool):
             if self.command is None or rule.behavior == "allow":
                 return False  # Bash allow rules cover a command only part by part
@@ -314,12 +239,12 @@ class _Call:
 
     def first_rule(self, behavior: Behavior) -> Rule | None:
         """The rule of ``behavior`` that applies and is reported (PERM-SOURCE-1)."""
-        rules = _rules(self.session, behavior)
+        rules = session_rules(self.session, behavior)
         if behavior == "allow" and self.tool.name == BASH_TOOL_NAME:
             return self._bash_allow_rule(rules)
         return next((rule for rule in rules if self.rule_applies(rule)), None)
 
-    def _bash_allow_rule(self, rules: list[Rule]) -> Rule | None:
+    def _bash_allow_rule(self, rules: tuple[Rule, ...]) -> Rule | None:
         """PERM-BASH-2: a bare-name allow, or allow specifiers covering every part."""
         bare = next((r for r in rules if r.specifier is None and self.rule_applies(r)), None)
         command_rules = [
@@ -338,9 +263,7 @@ class _Call:
 
     def path_denied(self, argument: str) -> bool:
         """BASH-PERM-1: an argument, taken as a path (FILE-PATH-1), matches a Read deny rule."""
-        if "\x00" in argument:
-            return False
-        return read_deny_rule(self.session, self.ctx.expand(argument)) is not None
+        return argument_denied(self.ctx, argument)
 
 
 def _allow(reason: DecisionReason, rule: Rule | None = None) -> PermissionDecision:
@@ -372,21 +295,20 @@ def _deny(reason: DecisionReason, message: str, rule: Rule | None = None) -> Per
 
 
 def _mode_step(
-    session: Session,
     call: _Call,
     parsed_input: BaseModel,
     classifier: Classifier,
 ) -> PermissionDecision | None:
     """PERM-ORDER-1 step 6: the mode's allow or deny, None when it says nothing."""
     tool = call.tool
-    mode = session.permission_mode
+    mode = call.session.permission_mode
     if mode == "bypassPermissions":
         return _allow("mode")  # PERM-MODE-4
     if mode == "acceptEdits":  # PERM-MODE-2
         if (
             tool.path_rules == "edit"
             and call.path is not None
-            and is_inside_working_directories(call.path, session)
+            and is_inside_working_directories(call.path, call.session)
         ):
             return _allow("mode")
         return None
@@ -412,14 +334,11 @@ def _mode_step(
 
 def decide(
     *,
-    session: Session,
     tool: Tool,
     parsed_input: BaseModel,
     observable: Mapping[str, Any],
     ctx: ToolUseContext,
     hook_decision: HookDecision | None,
-    events: EventLog,
-    tool_use_id: str,
     classifier: Classifier = DEFAULT_CLASSIFIER,
 ) -> PermissionDecision:
     """PERM-ORDER-1: decide one call, asking the emulated user where needed.
@@ -431,20 +350,23 @@ def decide(
     ``command``. ``hook_decision`` is the PreToolUse hooks' combined ``allow``
     or ``ask`` (HOOK-DECISION-1), None when no hook decided; a combined
     ``deny`` never gets here (it blocks the call first, HOOK-BLOCK-1,
-    :meth:`PermissionDecision.hook_block`). The mode is
-    ``session.permission_mode``; ``classifier`` replaces the ``auto`` mode's
+    :meth:`PermissionDecision.hook_block`). ``ctx`` is the call's context:
+    its session gives the rules, the mode (``permission_mode``) and the
+    emulated user's answer; ``classifier`` replaces the ``auto`` mode's
     classifier.
 
-    Emits at most one ``permission_request`` event on ``events`` (PERM-PROMPT-1).
+    Emits at most one ``permission_request`` event, with the context's
+    ``tool_use_id``, on the context's ``events`` (PERM-PROMPT-1).
     An exception raised by the tool's ``check_permissions`` or ``get_path``
     propagates.
     """
     path = call_path(tool, parsed_input, ctx)
     command = observable.get("command") if tool.name == BASH_TOOL_NAME else None
-    call = _Call(session, ctx, tool, path, command if isinstance(command, str) else None)
-    asked = _decide_or_ask(session, call, parsed_input, hook_decision, classifier)
+    call = _Call(ctx, tool, path, command if isinstance(command, str) else None)
+    asked = _decide_or_ask(call, parsed_input, hook_decision, classifier)
     if isinstance(asked, PermissionDecision):
         return asked
+    session = ctx.session
     if session.permission_mode == "dontAsk":  # PERM-MODE-5: no prompt, no event
         return _deny(
             "mode",
@@ -452,14 +374,15 @@ def decide(
             "the permission mode is dontAsk.",
         )
     answer = session.prompt  # PERM-PROMPT-1
-    events.emit("permission_request", id=tool_use_id, tool=tool.name, reason=asked, answer=answer)
+    ctx.events.emit(
+        "permission_request", id=ctx.tool_use_id, tool=tool.name, reason=asked, answer=answer
+    )
     if answer == "allow":
         return PermissionDecision(behavior="allow", reason="prompt", source="user_temporary")
     return _deny("prompt", USER_REJECT_MESSAGE)
 
 
 def _decide_or_ask(
-    session: Session,
     call: _Call,
     parsed_input: BaseModel,
     hook_decision: HookDecision | None,
@@ -486,7 +409,7 @@ def _decide_or_ask(
         return "safety"
     if hook_decision == "ask":  # PERM-ORDER-1 step 5, HOOK-ALLOW-1
         return "hook"
-    by_mode = _mode_step(session, call, parsed_input, classifier)
+    by_mode = _mode_step(call, parsed_input, classifier)
     if by_mode is not None:  # PERM-ORDER-1 step 6
         return by_mode
     rule = call.first_rule("allow")

@@ -1,16 +1,17 @@
-"""Checks the file tools share: path validity, deny rules, the read record."""
+"""Checks the file tools share: path validity, the read record.
+
+Their deny-rule check is :func:`reference.permissions.session_rules.matching_deny_rule`.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from reference import errors, fileio, paths, text
 from reference.filestate import ReadRecord, Source, is_stale, needs_text
 from reference.observer import Change
-from reference.permissions.rules import Rule, parse_rule, path_rule_matches
-from reference.session import Session
 from reference.tool import ToolUseContext
 
 
@@ -30,46 +31,12 @@ def _integral(value: object) -> object:
 JsonInt = Annotated[int, BeforeValidator(_integral)]
 
 
-def file_path_of(inp: Any, ctx: ToolUseContext) -> str | None:
-    """TOOL-PATH-1 for the file tools: the expanded ``file_path``."""
-    raw = inp.file_path
-    if paths.has_nul(raw) or paths.is_unc(raw):
-        return None
-    return ctx.expand(raw)
-
-
 def check_path_syntax(raw_path: str) -> None:
     """FILE-PATH-2 and FILE-PATH-3, before any file system access."""
     if paths.has_nul(raw_path):
         raise errors.InvalidPathError("The file path contains a NUL character.")
     if paths.is_unc(raw_path):
         raise errors.UncPathError("UNC paths are not supported: refusing to touch a network share.")
-
-
-def matching_deny_rule(session: Session, path: str, tools: tuple[str, ...]) -> Rule | None:
-    """The first deny rule on one of ``tools`` whose path specifier matches ``path``.
-
-    Matched exactly as the permission step matches (PERM-PATH-3: the expanded
-    path against the anchor as written, the resolved path against the resolved
-    anchor; a deny applies when either matches), so a link never routes around
-    a deny and both steps refuse the same paths.
-    """
-    for source, entry in session.settings.permission_entries("deny"):
-        rule = parse_rule(entry, behavior="deny", source=source)
-        # PERM-RULE-2: path checks consult path rules; a bare name removes its
-        # own tool from the pool instead (REG-DENY-1).
-        if rule is None or rule.tool not in tools or rule.specifier is None:
-            continue
-        if path_rule_matches(
-            rule.specifier,
-            path,
-            root=session.root,
-            cwd=session.original_cwd,  # PERM-PATH-1: relative rules never move with a cd
-            home=session.home,
-            behavior="deny",
-        ):
-            return rule
-    return None
 
 
 def current_text(path: str) -> str:

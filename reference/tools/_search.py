@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from reference import paths
-from reference.permissions.decision import read_deny_rule
+from reference.permissions.session_rules import READ_RULES, matching_deny_rule
 from reference.session import Session
 from reference.tool import ToolUseContext
 
@@ -32,7 +32,7 @@ def env_is_false(session: Session, name: str) -> bool:
 
 def shown_filter(session: Session) -> Callable[[str], bool]:
     """PERM-FILTER-1: whether a found file may be shown (no ``Read`` deny rule matches it)."""
-    return lambda path: read_deny_rule(session, path) is None
+    return lambda path: matching_deny_rule(session, path, READ_RULES) is None
 
 
 def mtime_ns(path: str) -> int:

@@ -34,7 +34,7 @@ from reference import errors
 from reference.abort import AbortSignal
 from reference.permissions import bash_rules
 from reference.permissions.checks import check_bash_permissions
-from reference.permissions.decision import is_inside_working_directories
+from reference.permissions.directories import is_inside_working_directories
 from reference.settings import positive_int
 from reference.tasks import (
     STOP_GRACE_S,
@@ -385,7 +385,10 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
 
 
 def cascade_description(inp: BashInput, _exc: BaseException) -> str:
-    """SCHED-CASCADE-1/2: every Bash failure at stage ``call`` cancels its batch; DESC names it."""
+    """SCHED-CASCADE-1, SCHED-CASCADE-2: a Bash failure at ``call`` cancels its batch.
+
+    The DESC names the command, cut at 40 characters.
+    """
     command = inp.command
     return f"Bash({command[:40]}…)" if len(command) > 40 else f"Bash({command})"
 

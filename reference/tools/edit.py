@@ -11,6 +11,8 @@ from pydantic import Field
 from reference import errors, fileio, history, paths, text
 from reference.filestate import is_stale
 from reference.patch import structured_patch
+from reference.permissions.session_rules import EDIT_RULES, matching_deny_rule
+from reference.permissions.tool_paths import file_path_of
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools._common import (
     MODIFIED_SINCE_READ,
@@ -19,8 +21,6 @@ from reference.tools._common import (
     StrictInput,
     check_path_syntax,
     current_text,
-    file_path_of,
-    matching_deny_rule,
     record_is_stale,
     record_own_write,
 )
@@ -45,7 +45,7 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
         )
     check_path_syntax(inp.file_path)  # EDIT-VALIDATE-1 codes 14 and 11, before any I/O
     path = ctx.expand(inp.file_path)
-    rule = matching_deny_rule(ctx.session, path, ("Edit", "Read"))
+    rule = matching_deny_rule(ctx.session, path, EDIT_RULES)
     if rule is not None:
         raise errors.EditDeniedError(
             f"File is covered by a deny rule in your permission settings ({rule.text}) "

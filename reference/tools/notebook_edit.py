@@ -20,6 +20,7 @@ from pydantic import Field
 
 from reference import errors, fileio, history, paths, text
 from reference.filestate import is_stale
+from reference.permissions.session_rules import EDIT_RULES, matching_deny_rule
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools._common import (
     MODIFIED_SINCE_READ,
@@ -27,7 +28,6 @@ from reference.tools._common import (
     UNEXPECTEDLY_MODIFIED,
     StrictInput,
     check_path_syntax,
-    matching_deny_rule,
     record_is_stale,
     record_own_write,
 )
@@ -209,7 +209,7 @@ def validate_input(inp: NotebookEditInput, ctx: ToolUseContext) -> None:
     """NBEDIT-VALIDATE-1: the table of SPEC.md 17.1, in order."""
     check_path_syntax(inp.notebook_path)  # FILE-PATH-2, FILE-PATH-3 (codes 1, 2), before any I/O
     path = ctx.expand(inp.notebook_path)
-    rule = matching_deny_rule(ctx.session, path, ("Edit", "Read"))  # PERM-READDENY-1
+    rule = matching_deny_rule(ctx.session, path, EDIT_RULES)  # PERM-READDENY-1
     if rule is not None:
         raise errors.NotebookEditDeniedError(
             f"File is covered by a deny rule in your permission settings ({rule.text}) "

@@ -69,7 +69,9 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
 
 
 def cascade_description(inp: ProbeInput, exc: BaseException) -> str | None:
-    """SCHED-CASCADE-1/2: a ``ProbeFailure`` with ``bash_error`` cancels its batch like Bash.
+    """SCHED-CASCADE-1, SCHED-CASCADE-2: a ``ProbeFailure`` with ``bash_error`` cascades.
+
+    It cancels its batch as a Bash failure does.
 
     A timeout, an abort, or ``bash_error`` without ``fail`` cascades nothing
     (PROTO-PROBE-2, SCHED-CASCADE-3).

@@ -25,14 +25,14 @@ from pydantic import Field
 from reference import errors, fileio, paths, text, tokens
 from reference.filestate import ReadRecord
 from reference.permissions.checks import check_read_permissions
+from reference.permissions.session_rules import READ_RULES, matching_deny_rule
+from reference.permissions.tool_paths import file_path_of
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools import read_image, read_notebook, read_pdf
 from reference.tools._common import (
     JsonInt,
     StrictInput,
     check_path_syntax,
-    file_path_of,
-    matching_deny_rule,
 )
 
 NAME: Final = "Read"
@@ -115,7 +115,7 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
             f"Cannot read {path}: it is a device that never ends or waits for input."
         )
     path, st = resolve_existing(path)
-    rule = matching_deny_rule(ctx.session, path, ("Read",))
+    rule = matching_deny_rule(ctx.session, path, READ_RULES)
     if rule is not None:
         raise errors.ReadDeniedError(
             f"File is covered by a Read deny rule in your permission settings ({rule.text}) "

@@ -11,6 +11,8 @@ from pydantic import Field
 from reference import errors, fileio, history, text
 from reference.filestate import is_stale
 from reference.patch import structured_patch
+from reference.permissions.session_rules import EDIT_RULES, matching_deny_rule
+from reference.permissions.tool_paths import file_path_of
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools._common import (
     MODIFIED_SINCE_READ,
@@ -18,8 +20,6 @@ from reference.tools._common import (
     UNEXPECTEDLY_MODIFIED,
     StrictInput,
     check_path_syntax,
-    file_path_of,
-    matching_deny_rule,
     record_is_stale,
     record_own_write,
 )
@@ -45,7 +45,7 @@ def validate_input(inp: WriteInput, ctx: ToolUseContext) -> None:
     """WRITE-VALIDATE-1: the table of SPEC.md section 13, in order."""
     check_path_syntax(inp.file_path)
     path = ctx.expand(inp.file_path)
-    rule = matching_deny_rule(ctx.session, path, ("Edit", "Read"))
+    rule = matching_deny_rule(ctx.session, path, EDIT_RULES)
     if rule is not None:
         raise errors.WriteDeniedError(
             f"File is covered by a deny rule in your permission settings ({rule.text}) "

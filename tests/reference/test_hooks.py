@@ -30,6 +30,7 @@ from reference.hooks import (
     DEFAULT_TIMEOUT_S,
     MAX_TIMEOUT_S,
     Handler,
+    HookText,
     PostToolUseResult,
     PreToolUseResult,
     context_blocks,
@@ -41,6 +42,7 @@ from reference.hooks import (
 )
 from reference.session import Session
 from reference.settings import SOURCES, Settings
+from reference.tool import ToolUseContext
 
 FIXTURES: Final = Path(__file__).resolve().parents[2] / "fixtures" / "hooks"
 TEST_TIMEOUT: Final = 30  # every handler's bound unless a test says otherwise
@@ -104,6 +106,18 @@ def make_session(
     )
 
 
+def context(
+    session: Session, events: EventLog | None = None, *, cwd: str | None = None
+) -> ToolUseContext:
+    """The context of call ``toolu_1``, in ``cwd`` (else the session's current one)."""
+    return ToolUseContext(
+        session=session,
+        tool_use_id="toolu_1",
+        cwd=cwd if cwd is not None else session.cwd,
+        events=events if events is not None else EventLog(),
+    )
+
+
 def pre(
     session: Session,
     tool_name: str = "Write",
@@ -111,39 +125,33 @@ def pre(
     events: EventLog | None = None,
 ) -> PreToolUseResult:
     return run_pre_tool_use(
-        session,
+        context(session, events),
         tool_name=tool_name,
         tool_input=tool_input if tool_input is not None else {"file_path": "/x", "content": ""},
-        tool_use_id="toolu_1",
-        events=events if events is not None else EventLog(),
     )
 
 
 def post(session: Session, events: EventLog | None = None) -> PostToolUseResult:
     return run_post_tool_use(
-        session,
+        context(session, events),
         tool_name="Write",
         tool_input={"file_path": "/x", "content": ""},
-        tool_use_id="toolu_1",
         tool_response={"type": "create", "filePath": "/x"},
-        events=events if events is not None else EventLog(),
     )
 
 
 def failure(session: Session, events: EventLog | None = None) -> PostToolUseResult:
     return run_post_tool_use_failure(
-        session,
+        context(session, events),
         tool_name="Write",
         tool_input={"file_path": "/x", "content": ""},
-        tool_use_id="toolu_1",
         error="File has not been read yet.",
-        events=events if events is not None else EventLog(),
     )
 
 
-def pre_with(tmp_path: Path, *commands: str) -> PreToolUseResult:
+def pre_with(tmp_path: Path, *commands: str, events: EventLog | None = None) -> PreToolUseResult:
     """Run PreToolUse with one group holding ``commands``, in that order."""
-    return pre(make_session(tmp_path, {PRE: [group(*commands)]}))
+    return pre(make_session(tmp_path, {PRE: [group(*commands)]}), events=events)
 
 
 def hook_events(events: EventLog) -> list[dict[str, Any]]:
@@ -316,10 +324,11 @@ def test_other_handler_types_fields_events_and_malformed_entries_are_ignored(
         "UserPromptSubmit": [group("exit 9")],
     }
     events = EventLog()
-    result = pre(make_session(tmp_path, hooks), events=events)
-    assert result.ran
+    pre(make_session(tmp_path, hooks), events=events)
     assert [(e["command"], e["exit_code"]) for e in hook_events(events)] == [("exit 1", 1)]
-    assert not pre(make_session(tmp_path, {PRE: "exit 9"}), events=EventLog()).ran  # type: ignore[dict-item]
+    nothing = EventLog()
+    pre(make_session(tmp_path, {PRE: "exit 9"}), events=nothing)  # type: ignore[dict-item]
+    assert hook_events(nothing) == []
 
 
 def test_a_command_matched_twice_runs_once_with_its_first_timeout(tmp_path: Path) -> None:
@@ -491,12 +500,9 @@ def test_hook_runs_in_the_cwd_the_pipeline_gives(tmp_path: Path) -> None:
         tmp_path, {PRE: [group(fx("record_env.py", record), fx("record_input.py", inputs))]}
     )
     run_pre_tool_use(
-        session,
+        context(session, cwd=str(tmp_path / "moved")),
         tool_name="Bash",
         tool_input={"command": "ls"},
-        tool_use_id="toolu_9",
-        events=EventLog(),
-        cwd=str(tmp_path / "moved"),
     )
     assert json.loads(record.read_text())["cwd"] == str(tmp_path / "moved")
     assert json.loads(inputs.read_text())["cwd"] == str(tmp_path / "moved")
@@ -531,8 +537,9 @@ def test_the_pipeline_continues_only_when_every_handler_ended(tmp_path: Path) ->
     """SPEC: HOOK-PARALLEL-1, HOOK-RUN-1"""
     target = tmp_path / "changed.txt"
     commands = [fx("sleep.py", 0.3), fx("modify_file.py", target, "changed by a hook")]
-    result = pre_with(tmp_path, *commands)
-    assert result.ran
+    events = EventLog()
+    pre_with(tmp_path, *commands, events=events)
+    assert [e["exit_code"] for e in hook_events(events)] == [0, 0]
     assert target.read_text(encoding="utf-8") == "changed by a hook"
 
 
@@ -548,7 +555,7 @@ def test_a_timed_out_handler_is_killed_with_its_group_and_never_blocks(tmp_path:
     session = make_session(tmp_path, {PRE: [{"hooks": [handler(command, timeout=1)]}]})
     events = EventLog()
     result = pre(session, events=events)
-    assert (result.ran, result.decision, result.block_reason) == (True, None, None)
+    assert (result.decision, result.block_reason) == (None, None)
     assert hook_events(events) == [
         {
             "type": "hook",
@@ -583,7 +590,7 @@ def test_a_detached_process_holding_the_pipes_cannot_hang_the_call(
     finally:
         with contextlib.suppress(FileNotFoundError, ProcessLookupError, ValueError):
             os.kill(int(pidfile.read_text()), signal.SIGKILL)
-    assert (result.ran, result.decision) == (True, None)
+    assert result.decision is None
     assert [(e["exit_code"], e["timed_out"]) for e in hook_events(events)] == [(None, True)]
 
 
@@ -614,7 +621,7 @@ def test_a_handler_that_cannot_start_is_a_non_blocking_error(tmp_path: Path) -> 
     session = make_session(tmp_path, {PRE: [group("exit 2")]}, cwd=str(tmp_path / "missing"))
     events = EventLog()
     result = pre(session, events=events)
-    assert (result.ran, result.decision) == (True, None)
+    assert result.decision is None
     assert [(e["exit_code"], e["timed_out"]) for e in hook_events(events)] == [(None, False)]
 
 
@@ -624,7 +631,7 @@ def test_no_matching_handler_runs_nothing(tmp_path: Path) -> None:
     session = make_session(tmp_path, {PRE: [group("exit 2", matcher="Bash")]})
     result = pre(session, events=events)
     assert result == PreToolUseResult()
-    assert not post(session, events).ran
+    assert post(session, events) == PostToolUseResult()
     assert events.items() == []
 
 
@@ -653,11 +660,13 @@ def test_exit_2_without_stderr_blocks_without_a_reason(tmp_path: Path) -> None:
 )
 def test_other_exit_codes_and_signals_are_non_blocking(tmp_path: Path, command: str) -> None:
     """SPEC: HOOK-EXIT-1"""
-    result = pre_with(tmp_path, command)
-    assert (result.ran, result.decision, result.block_reason) == (True, None, None)
+    events = EventLog()
+    result = pre_with(tmp_path, command, events=events)
+    assert (result.decision, result.block_reason) == (None, None)
+    assert len(hook_events(events)) == 1
     session = make_session(tmp_path, {POST: [group(command)], FAILURE: [group(command)]})
     for outcome in (post(session), failure(session)):  # stderr reaches the model only on exit 2
-        assert (outcome.feedback, outcome.texts) == ([], [])
+        assert outcome.texts == []
 
 
 def test_exit_codes_are_reported_and_a_signal_is_null(tmp_path: Path) -> None:
@@ -890,7 +899,6 @@ def test_pre_tool_use_additional_context_becomes_system_reminders(tmp_path: Path
         "exit 0",
         sh_json(specific(permissionDecision="deny", additionalContext="two")),
     )
-    assert result.additional_context == ["one", "two"]
     reminder = "<system-reminder>PreToolUse hook additional context: {}</system-reminder>"
     assert context_blocks(PRE, result) == [
         {"type": "text", "text": reminder.format("one")},
@@ -910,8 +918,6 @@ def test_post_texts_keep_configuration_order_across_kinds(tmp_path: Path) -> Non
         sh_json({"decision": "approve", "reason": "not a block"}),
     ]
     result = post(make_session(tmp_path, {POST: [group(*commands)]}))
-    assert result.feedback == ["exit two", "blocked"]
-    assert result.additional_context == ["ctx", "later"]
     assert [block["text"] for block in context_blocks(POST, result)] == [
         "<system-reminder>PostToolUse hook feedback: exit two</system-reminder>",
         "<system-reminder>PostToolUse hook additional context: ctx</system-reminder>",
@@ -929,7 +935,7 @@ def test_post_tool_use_captures_the_updated_mcp_output(tmp_path: Path) -> None:
     ]
     result = post(make_session(tmp_path, {POST: [group(*commands)]}))
     assert result.updated_mcp_output == [{"type": "text", "text": "new"}]
-    assert (result.feedback, result.texts) == ([], [])
+    assert result.texts == []
 
 
 def test_post_tool_use_failure_feedback_and_context(tmp_path: Path) -> None:
@@ -1001,7 +1007,7 @@ def test_continue_false_on_post_events_leaves_the_result(tmp_path: Path) -> None
     session = make_session(tmp_path, {POST: [group(sh_json(stop))]})
     result = post(session)
     assert (result.prevent_continuation, result.stop_reason) == (True, "enough")
-    assert (result.feedback, result.additional_context) == ([], ["ctx"])
+    assert result.texts == [HookText("additional context", "ctx")]
 
 
 # --------------------------------------------------------------------------- events

@@ -33,10 +33,9 @@ from reference.permissions.decision import (
     PermissionDecision,
     Verdict,
     decide,
-    is_inside_working_directories,
-    read_deny_rule,
-    working_directories,
 )
+from reference.permissions.directories import is_inside_working_directories, working_directories
+from reference.permissions.session_rules import READ_RULES, matching_deny_rule
 from reference.session import Session
 from reference.settings import SOURCES, Settings
 from reference.tool import McpInfo, PermissionCheck, Tool, ToolResult, ToolUseContext, build_tool
@@ -148,14 +147,11 @@ class World:
         parsed = tool.input_model.model_validate(tool_input)
         observable = tool.backfill_observable_input(tool_input, ctx.cwd, session.home)
         decision = decide(
-            session=session,
             tool=tool,
             parsed_input=parsed,
             observable=observable,
             ctx=ctx,
             hook_decision=hook,
-            events=events,
-            tool_use_id="toolu_p1",
             classifier=classifier,
         )
         self.events = events.items()
@@ -620,10 +616,10 @@ def test_read_deny_rule_helper_uses_both_path_forms(world: World) -> None:
     (world.root / "vault").mkdir()
     (world.root / "door").symlink_to(world.root / "vault")
     session = world.session(deny=["Read(/vault/**)", "Edit(/door/**)"])
-    rule = read_deny_rule(session, str(world.root / "door" / "k"))
+    rule = matching_deny_rule(session, str(world.root / "door" / "k"), READ_RULES)
     assert rule is not None
     assert rule.text == "Read(/vault/**)"
-    assert read_deny_rule(session, str(world.root / "k")) is None
+    assert matching_deny_rule(session, str(world.root / "k"), READ_RULES) is None
 
 
 def test_tools_without_a_path_match_no_path_rule(world: World) -> None:

@@ -1,0 +1,79 @@
+"""One session's rules: parsed once per settings, and the one path-rule lookup.
+
+The permission decision (PERM-ORDER-1), the file tools' ``validate_input``
+(READ-VALIDATE-1, WRITE-VALIDATE-1, EDIT-VALIDATE-1, NBEDIT-VALIDATE-1), the
+search filter (PERM-FILTER-1) and Bash's own check (BASH-PERM-1) all consult
+the rules through here, so every step refuses exactly the same paths.
+
+The parsed rules are memoized on the session's :class:`~reference.settings.Settings`
+object: settings never change during a session, and a session given new
+settings gets a new object, hence a fresh memo.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from reference import paths
+from reference.permissions.rules import Behavior, Rule, parse_rule, path_rule_matches
+from reference.session import Session
+from reference.tool import ToolUseContext
+
+READ_RULES: Final = ("Read",)
+"""The rule tool a read-type check consults (PERM-FILTER-1, BASH-PERM-1)."""
+EDIT_RULES: Final = ("Edit", "Read")
+"""What an edit-type tool's path check consults: its own rules and PERM-READDENY-1's."""
+
+
+def session_rules(session: Session, behavior: Behavior) -> tuple[Rule, ...]:
+    """PERM-SOURCE-1: every parseable rule of ``behavior``, sources then lists in order."""
+
+    def parse() -> tuple[Rule, ...]:
+        rules = []
+        for source, entry in session.settings.permission_entries(behavior):
+            rule = parse_rule(entry, behavior=behavior, source=source)
+            if rule is not None:  # PERM-RULE-1: text that is not a rule is ignored
+                rules.append(rule)
+        return tuple(rules)
+
+    return session.settings.memo(("rules", behavior), parse)
+
+
+def path_rule_applies(session: Session, rule: Rule, path: str) -> bool:
+    """PERM-PATH-1, PERM-PATH-2, PERM-PATH-3: a path rule against an expanded path.
+
+    A bare name is no path rule.
+    """
+    if rule.specifier is None:
+        return False
+    return path_rule_matches(
+        rule.specifier,
+        path,
+        root=session.root,
+        cwd=session.original_cwd,  # PERM-PATH-1: the original cwd, never the current one
+        home=session.home,
+        behavior=rule.behavior,
+    )
+
+
+def matching_deny_rule(session: Session, path: str, tools: tuple[str, ...]) -> Rule | None:
+    """The first deny rule on one of ``tools`` whose path specifier matches ``path``.
+
+    Sources in PERM-SOURCE-1 order; ``path`` is an expanded path, matched as
+    PERM-PATH-3 says (a deny applies when the path as written or resolved
+    matches), so a link never routes around a deny. PERM-RULE-2: only path
+    rules count here; a bare name removes its tool from the pool instead
+    (REG-DENY-1).
+    """
+    for rule in session_rules(session, "deny"):
+        if rule.tool in tools and path_rule_applies(session, rule, path):
+            return rule
+    return None
+
+
+def argument_denied(ctx: ToolUseContext, argument: str) -> bool:
+    """BASH-PERM-1: a command argument, taken as a path (FILE-PATH-1) relative to
+    the context's cwd, matches a ``Read`` deny rule. An argument with a NUL is no path."""
+    if paths.has_nul(argument):
+        return False
+    return matching_deny_rule(ctx.session, ctx.expand(argument), READ_RULES) is not None
