@@ -63,6 +63,16 @@ _TYPES: Final[Mapping[str, Predicate]] = {
 }
 
 
+_PLAIN: Final[Mapping[str, type]] = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "boolean": bool,
+    "null": type(None),
+}
+"""The JSON types that are exactly one Python type (integer and number are not)."""
+
+
 def _json_equal(a: Any, b: Any) -> bool:
     """Equality as JSON Schema defines it: 1 equals 1.0, true never equals 1."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -167,8 +177,14 @@ class _Compiler:
 
     def k_type(self, value: str | list[str], _node: Mapping[str, Any]) -> Predicate:
         names = [value] if isinstance(value, str) else list(value)
-        tests = [_TYPES[name] for name in names]
-        return tests[0] if len(tests) == 1 else lambda v: any(t(v) for t in tests)
+        if len(names) == 1:
+            return _TYPES[names[0]]
+        plain = tuple(_PLAIN[name] for name in names if name in _PLAIN)
+        if "number" in names:
+            return lambda v: isinstance(v, plain) or _is_number(v)
+        if "integer" in names:
+            return lambda v: isinstance(v, plain) or _is_integer(v)
+        return lambda v: isinstance(v, plain)
 
     def k_enum(self, value: list[Any], _node: Mapping[str, Any]) -> Predicate:
         if all(isinstance(item, str) for item in value):
@@ -185,7 +201,15 @@ class _Compiler:
 
     def k_required(self, value: list[str], _node: Mapping[str, Any]) -> Predicate:
         names = tuple(value)
-        return lambda v: not isinstance(v, dict) or all(name in v for name in names)
+
+        def present(v: Any) -> bool:
+            if isinstance(v, dict):
+                for name in names:  # noqa: SIM110 (see every)
+                    if name not in v:
+                        return False
+            return True
+
+        return present
 
     def k_properties(self, value: Mapping[str, Any], _node: Mapping[str, Any]) -> Predicate:
         fields = tuple((name, self.schema(sub)) for name, sub in value.items())
@@ -260,6 +284,9 @@ class _Compiler:
 
     def k_any_of(self, value: list[Any], _node: Mapping[str, Any]) -> Predicate:
         subs = [self.schema(sub) for sub in value]
+        if len(subs) == 2:
+            first, second = subs
+            return lambda v: first(v) or second(v)
         return lambda v: any(sub(v) for sub in subs)
 
     def k_not(self, value: Any, _node: Mapping[str, Any]) -> Predicate:
