@@ -204,7 +204,7 @@ class _Compiler:
 
         def present(v: Any) -> bool:
             if isinstance(v, dict):
-                for name in names:  # noqa: SIM110 (see every)
+                for name in names:
                     if name not in v:
                         return False
             return True
