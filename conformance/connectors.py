@@ -12,7 +12,7 @@ A connector is named by a string ``scheme[:rest]``:
 
 New schemes are added with ``register_connector``. Every connector gives the
 same guarantees: each request is answered within its timeout or raises an
-``AdapterFailure`` (crash, timeout, protocol error), and after such a failure
+``AdapterFailure`` (crash, timeout, protocol error, internal error), and after such a failure
 ``restart()`` brings up a fresh instance with ``hello`` replayed.
 """
 
@@ -36,11 +36,12 @@ from conformance.errors import (
     AdapterCrash,
     AdapterError,
     AdapterFailure,
+    AdapterInternalError,
     AdapterTimeout,
     ConformanceError,
     ProtocolError,
 )
-from conformance.protocol import PROTOCOL_VERSION, Hello, parse_hello
+from conformance.protocol import PROTOCOL_VERSION, Hello, check_answer, parse_hello
 
 __all__ = [
     "Connector",
@@ -103,7 +104,8 @@ class Connector(Protocol):
         """Send one request (``seq`` is added) and return its answer.
 
         Raises:
-            AdapterFailure: crash, timeout, bad JSON, wrong seq, or an ``error`` answer.
+            AdapterFailure: crash, timeout, bad JSON, wrong seq, or an ``error``
+                answer (``AdapterInternalError`` for ``kind: "internal"``).
         """
         ...
 
@@ -111,10 +113,13 @@ class Connector(Protocol):
         """Send a request as given and return the answer, even an ``error`` one.
 
         A ``seq`` is added (and its echo checked) only when ``body`` has none,
-        so scenarios can probe how bad requests are answered.
+        so scenarios can probe how bad requests are answered. The answer must
+        still be a well-formed one (``protocol.check_answer``): an error answer,
+        or the served answer of the command named.
 
         Raises:
-            AdapterFailure: crash, timeout, bad JSON, or (added seq only) wrong seq.
+            AdapterFailure: crash, timeout, bad JSON, a ``SchemaViolation``, or
+                (added seq only) wrong seq.
         """
         ...
 
@@ -177,8 +182,11 @@ class _BaseConnector:
 
     def request_raw(self, body: Mapping[str, Any]) -> dict[str, Any]:
         if "seq" not in body:
-            return self._send(body, self.options.timeout, refusals_ok=True)
-        return self._transmit(dict(body), self.options.timeout)
+            response = self._send(body, self.options.timeout, refusals_ok=True)
+        else:
+            response = self._transmit(dict(body), self.options.timeout)
+        check_answer(body.get("cmd"), response)
+        return response
 
     def _transmit(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         try:
@@ -201,9 +209,14 @@ class _BaseConnector:
             )
         error = response.get("error")
         if error is not None and not refusals_ok:
-            kind = error.get("kind") if isinstance(error, Mapping) else None
-            message = error.get("message") if isinstance(error, Mapping) else error
-            raise AdapterError(f"adapter refused {body.get('cmd')!r} ({kind}): {message}")
+            check_answer(body.get("cmd"), response)
+            cmd = body.get("cmd")
+            if error["kind"] == "internal":  # PROTO-INTERNAL-1
+                detail = f"\n{error['traceback']}" if error.get("traceback") else ""
+                raise AdapterInternalError(
+                    f"adapter failed on {cmd!r} (internal): {error['message']}{detail}"
+                )
+            raise AdapterError(f"adapter refused {cmd!r} ({error['kind']}): {error['message']}")
         return response
 
 
@@ -239,9 +252,12 @@ class DirectConnector(_BaseConnector):
     """An in-process engine, made afresh by ``factory`` on every (re)start.
 
     Requests and answers go through a JSON round trip, so the engine sees
-    exactly what a stdio adapter would, and an answer that is not JSON is a
-    protocol error. An exception raised by the engine counts as a crash; its
-    traceback is the connector's stderr.
+    exactly what a stdio adapter would; an answer that cannot be encoded is an
+    internal error, as the reference adapter reports it (PROTO-INTERNAL-1). The
+    reference engine answers its own exceptions with ``kind: "internal"``; an
+    exception that escapes another engine's ``handle`` counts as a crash (the
+    in-process twin of an adapter that died), its traceback being the
+    connector's stderr.
     """
 
     def __init__(
@@ -287,7 +303,8 @@ class DirectConnector(_BaseConnector):
         try:
             response = json.loads(json.dumps(value, allow_nan=False))
         except (TypeError, ValueError) as exc:
-            raise ProtocolError(f"answer is not JSON: {exc}") from exc
+            # PROTO-INTERNAL-1: what the stdio adapter answers when it cannot encode an answer
+            raise AdapterInternalError(f"answer is not JSON: {type(exc).__name__}: {exc}") from exc
         if not isinstance(response, dict):
             raise ProtocolError(f"answer is not a JSON object: {value!r:.200}")
         return response

@@ -18,12 +18,14 @@ __all__ = [
     "AdapterCrash",
     "AdapterError",
     "AdapterFailure",
+    "AdapterInternalError",
     "AdapterTimeout",
     "ConformanceError",
     "Problem",
     "ProtocolError",
     "ScenarioError",
     "ScenarioLoadError",
+    "SchemaViolation",
     "VersionMismatch",
 ]
 
@@ -94,6 +96,18 @@ class ProtocolError(AdapterFailure):
     """A response that is not one JSON object, has the wrong seq, or the wrong shape."""
 
 
+class SchemaViolation(ProtocolError):
+    """A message that breaks ``schema/protocol-v1.json``; ``path`` is its JSON path (``$.a[0]``)."""
+
+    kind = "schema_violation"
+
+    def __init__(self, what: str, path: str, reason: str) -> None:
+        self.what = what
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{what} breaks protocol v1 at {path}: {reason}")
+
+
 class VersionMismatch(ProtocolError):
     """The adapter's hello announced a protocol this runner does not speak."""
 
@@ -113,3 +127,13 @@ class AdapterError(AdapterFailure):
 
     kind = "adapter_error"
     restart = False
+
+
+class AdapterInternalError(AdapterFailure):
+    """The adapter answered ``kind: "internal"`` (PROTO-INTERNAL-1): it failed on its own.
+
+    It keeps serving, but what state the failure left behind is unknown, so the
+    next scenario gets a fresh instance.
+    """
+
+    kind = "internal"

@@ -55,7 +55,12 @@ class FakeEngine:
         if cmd in ("begin", "end"):
             return {"seq": seq, "ok": True}
         if cmd == "tools":
-            return {"seq": seq, "tools": [{"name": "Read"}], "deferred": []}
+            read = {
+                "name": "Read",
+                "description": "Read a file.",
+                "input_schema": {"type": "object"},
+            }
+            return {"seq": seq, "tools": [read], "deferred": []}
         if cmd == "call":
             return {
                 "seq": seq,
@@ -86,7 +91,11 @@ class FakeEngine:
 
 
 def _events(uses: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"type": kind, "id": use["id"]} for use in uses for kind in ("tool_start", "tool_end")]
+    events: list[dict[str, Any]] = []
+    for use in uses:
+        events.append({"type": "tool_start", "id": use["id"], "name": use["name"]})
+        events.append({"type": "tool_end", "id": use["id"], "stage": "done"})
+    return events
 
 
 def _write(text: str, *, split: bool) -> None:

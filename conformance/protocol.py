@@ -1,29 +1,160 @@
-"""Adapter protocol v1 (shared/design/adapter-protocol.md): handshake and response shapes.
+"""Adapter protocol v1 (SPEC.md section 18): every answer checked against one schema.
 
-Connectors move JSON objects and check ``seq``; this module says what a
-well-formed answer to each command looks like, so a malformed one is reported
-as a protocol error instead of surfacing later as a confusing mismatch.
+The contract is ``schema/protocol-v1.json`` (draft 2020-12): requests and
+responses of every command, and the error answer. Connectors move JSON objects
+and check ``seq``; this module says whether an answer has the shape its command
+promises, so a malformed one is reported as a ``SchemaViolation`` naming the
+JSON path, instead of surfacing later as a confusing mismatch.
+
+Each check runs a predicate compiled once from the schema (``schemacheck``), a
+few microseconds per answer; only a failing answer is handed to ``jsonschema``,
+which names the path and the rule.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
-from conformance.errors import ProtocolError, VersionMismatch
+import jsonschema
+import referencing
+from jsonschema.exceptions import best_match
+from referencing.jsonschema import DRAFT202012
+
+from conformance.errors import SchemaViolation, VersionMismatch
+from conformance.schemacheck import Predicate, compile_predicate
 
 __all__ = [
+    "COMMANDS",
     "PROTOCOL_VERSION",
+    "SCHEMA_PATH",
     "Hello",
+    "check_answer",
     "check_call_response",
     "check_message_response",
     "check_ok",
+    "check_request",
+    "check_response",
     "check_tools_response",
     "parse_hello",
+    "protocol_schema",
 ]
 
 PROTOCOL_VERSION: Final = 1
+SCHEMA_PATH: Final = Path(__file__).resolve().parent / "schema" / "protocol-v1.json"
+COMMANDS: Final = ("hello", "begin", "call", "message", "tools", "end")
+"""Every command of protocol v1 and its extensions (PROTO-HELLO-1 to PROTO-END-1)."""
+
+
+@functools.cache
+def protocol_schema() -> Mapping[str, Any]:
+    """The protocol's JSON Schema, as one document."""
+    schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text("utf-8"))
+    return schema
+
+
+@functools.cache
+def _predicate(pointer: str) -> Predicate:
+    return compile_predicate(protocol_schema(), pointer)
+
+
+@functools.cache
+def _registry() -> referencing.Registry[Any]:
+    schema = protocol_schema()
+    resource = DRAFT202012.create_resource(schema)
+    registry: referencing.Registry[Any] = referencing.Registry().with_resource(
+        str(schema["$id"]), resource
+    )
+    return registry
+
+
+def _explain(pointer: str, instance: Any) -> tuple[str, str]:
+    """``(json path, reason)`` of the error ``jsonschema`` finds most relevant."""
+    uri = str(protocol_schema()["$id"]) + pointer
+    validator = jsonschema.Draft202012Validator({"$ref": uri}, registry=_registry())
+    error = best_match(validator.iter_errors(instance))
+    if error is None:  # the predicate and jsonschema disagree: report it, never pass it
+        return "$", f"rejected by the compiled check of {pointer} (jsonschema accepts it)"
+    return error.json_path, error.message
+
+
+def _check(pointer: str, instance: Any, what: str) -> None:
+    if not _predicate(pointer)(instance):  # PROTO-SCHEMA-1
+        path, reason = _explain(pointer, instance)
+        raise SchemaViolation(what, path, reason)
+
+
+def check_response(command: str, response: Mapping[str, Any]) -> None:
+    """``response`` is a served answer to ``command`` (PROTO-HELLO-1 to PROTO-END-1).
+
+    Raises:
+        SchemaViolation: it is not, or ``command`` is not a protocol command.
+    """
+    if command not in COMMANDS:
+        raise SchemaViolation(f"{command!r} response", "$", "no such protocol command")
+    _check(f"#/$defs/{command}/$defs/response", response, f"{command} response")
+
+
+def check_answer(command: object, response: Mapping[str, Any]) -> None:
+    """``response`` is any well-formed answer to a request naming ``command``.
+
+    An ``error`` answer has the shape of PROTO-BAD-1 / PROTO-INTERNAL-1 whatever
+    the command; any other answer is the command's served answer, so a request
+    with an unknown command must be refused.
+
+    Raises:
+        SchemaViolation: it is neither.
+    """
+    if "error" in response:
+        _check("#/$defs/error", response, "error answer")
+    elif isinstance(command, str) and command in COMMANDS:
+        check_response(command, response)
+    else:
+        raise SchemaViolation(
+            f"answer to cmd {command!r}", "$", "an unknown command must get an error answer"
+        )
+
+
+def check_request(request: Mapping[str, Any]) -> None:
+    """``request`` is a well-formed protocol request (what the runner sends).
+
+    Raises:
+        SchemaViolation: it is not.
+    """
+    _check("#/$defs/request", request, f"{request.get('cmd')!r} request")
+
+
+def check_ok(response: Mapping[str, Any], cmd: str) -> None:
+    """``begin`` and ``end`` answer ``{"seq", "ok": true}``."""
+    check_response(cmd, response)
+
+
+def check_call_response(response: Mapping[str, Any]) -> None:
+    """A ``call`` answer (PROTO-CALL-1)."""
+    check_response("call", response)
+
+
+def check_tools_response(response: Mapping[str, Any]) -> None:
+    """A ``tools`` answer (PROTO-TOOLS-1)."""
+    check_response("tools", response)
+
+
+def check_message_response(response: Mapping[str, Any], count: int) -> None:
+    """A ``message`` answer with one result per ``tool_use`` block sent (PROTO-MESSAGE-1).
+
+    The count is the one rule the schema cannot state.
+    """
+    check_response("message", response)
+    if len(response["results"]) != count:
+        raise SchemaViolation(
+            "message response",
+            "$.results",
+            f"expected {count} results, got {len(response['results'])}",
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,85 +175,19 @@ class Hello:
 
 
 def parse_hello(response: Mapping[str, Any]) -> Hello:
-    """Validate the answer to ``hello``.
+    """Validate the answer to ``hello`` (PROTO-HELLO-1).
 
     Raises:
-        VersionMismatch: the implementation speaks another protocol.
-        ProtocolError: the answer is malformed.
+        VersionMismatch: the implementation speaks another protocol (checked first).
+        SchemaViolation: the answer is malformed.
     """
     protocol = response.get("protocol")
     if protocol != PROTOCOL_VERSION:
         raise VersionMismatch(PROTOCOL_VERSION, protocol)
-    implementation = response.get("implementation", {})
-    if not isinstance(implementation, Mapping):
-        raise ProtocolError(f"hello: implementation must be an object, got {implementation!r}")
-    features = response.get("features", [])
-    if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
-        raise ProtocolError(f"hello: features must be a list of strings, got {features!r}")
+    check_response("hello", response)
     return Hello(
         protocol=PROTOCOL_VERSION,
-        implementation=dict(implementation),
-        features=frozenset(features),
+        implementation=dict(response["implementation"]),
+        features=frozenset(response["features"]),
         raw=dict(response),
     )
-
-
-def check_ok(response: Mapping[str, Any], cmd: str) -> None:
-    """``begin`` and ``end`` answer ``{"ok": true}``."""
-    if response.get("ok") is not True:
-        raise ProtocolError(f"{cmd}: expected ok: true, got {_brief(response)}")
-
-
-def check_call_response(response: Mapping[str, Any]) -> None:
-    """A ``call`` answer has a tool_result, an outcome and (optionally) events."""
-    _check_result(response, "call")
-    _check_events(response, "call")
-
-
-def check_message_response(response: Mapping[str, Any], count: int) -> None:
-    """A ``message`` answer has ``count`` results in order, a batch plan and events."""
-    results = response.get("results")
-    if not isinstance(results, list) or len(results) != count:
-        raise ProtocolError(f"message: expected {count} results, got {_brief(results)}")
-    for i, result in enumerate(results):
-        if not isinstance(result, Mapping):
-            raise ProtocolError(f"message: results[{i}] is not an object")
-        _check_result(result, f"message: results[{i}]")
-    batches = response.get("batches")
-    if not isinstance(batches, list) or not all(isinstance(b, list) for b in batches):
-        raise ProtocolError(f"message: batches must be a list of lists, got {_brief(batches)}")
-    _check_events(response, "message")
-
-
-def check_tools_response(response: Mapping[str, Any]) -> None:
-    """A ``tools`` answer (extension PROTO-TOOLS-1) has ``tools`` and ``deferred`` lists."""
-    for key in ("tools", "deferred"):
-        if not isinstance(response.get(key), list):
-            raise ProtocolError(f"tools: {key} must be a list, got {_brief(response.get(key))}")
-
-
-def _check_result(response: Mapping[str, Any], where: str) -> None:
-    result = response.get("tool_result")
-    if not isinstance(result, Mapping) or result.get("type") != "tool_result":
-        raise ProtocolError(
-            f"{where}: tool_result must be a tool_result object, got {_brief(result)}"
-        )
-    content = result.get("content", "")
-    if not isinstance(content, str | list):
-        raise ProtocolError(f"{where}: tool_result.content must be a string or a list of blocks")
-    outcome = response.get("outcome")
-    if not isinstance(outcome, Mapping) or not isinstance(outcome.get("stage"), str):
-        raise ProtocolError(
-            f"{where}: outcome must be an object with a stage, got {_brief(outcome)}"
-        )
-
-
-def _check_events(response: Mapping[str, Any], where: str) -> None:
-    events = response.get("events", [])
-    if not isinstance(events, list) or not all(isinstance(e, Mapping) for e in events):
-        raise ProtocolError(f"{where}: events must be a list of objects, got {_brief(events)}")
-
-
-def _brief(value: Any, limit: int = 200) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,7 +1,7 @@
 """Scenario files: the frozen values they load into, and the loader.
 
-A scenario is one YAML file (format: shared/design/scenario-format.md and
-``schema/scenario.schema.json``). The loader rejects a file with every problem
+A scenario is one YAML file (format: ``schema/scenario.schema.json``, explained
+in ``conformance/README.md``). The loader rejects a file with every problem
 it finds, each naming the file, the line and the field; a file that loads is
 guaranteed to be well-formed, so the runner never meets a malformed step.
 

@@ -2,13 +2,16 @@
 
 Both front doors use it: the stdio adapter (``python -m reference.adapter``)
 and the conformance runner's in-process ``direct`` connector, so the two can
-never disagree.
+never disagree. ``handle`` never raises: even its own faults are answers
+(PROTO-INTERNAL-1), so neither front door has a failure path of its own. The
+shapes of every request and answer are ``conformance/schema/protocol-v1.json``.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import traceback
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -49,6 +52,18 @@ def _error(seq: object, message: str) -> dict[str, Any]:
     return {"seq": seq, "error": {"kind": "bad_request", "message": message}}
 
 
+def internal_error(seq: object, exc: BaseException) -> dict[str, Any]:
+    """PROTO-INTERNAL-1: the answer to a request the engine failed to serve by its own fault."""
+    return {
+        "seq": seq,
+        "error": {
+            "kind": "internal",
+            "message": f"{type(exc).__name__}: {exc}",
+            "traceback": "".join(traceback.format_exception(exc)),
+        },
+    }
+
+
 class Engine:
     """Holds at most one session at a time (PROTO-BEGIN-1, PROTO-END-1)."""
 
@@ -57,7 +72,13 @@ class Engine:
         self.tools: list[Tool] = []
 
     def handle(self, request: object) -> dict[str, Any]:
-        """Serve one request; bad input gets a ``bad_request`` answer, never an exception."""
+        """Serve one request; never raises (``Exception``, that is).
+
+        Bad input gets a ``bad_request`` answer (PROTO-BAD-1); any other
+        exception, a fault of the engine, gets a ``kind: "internal"`` answer
+        (PROTO-INTERNAL-1) and the engine goes on serving. Every answer has
+        the shape the protocol schema gives it (PROTO-SCHEMA-1).
+        """
         if not isinstance(request, Mapping):
             return _error(None, "a request must be a JSON object")
         seq = request.get("seq")  # PROTO-SEQ-1: an integer, echoed in the answer
@@ -78,6 +99,8 @@ class Engine:
             return {"seq": seq, **handler(request)}
         except BadRequest as exc:
             return _error(seq, str(exc))
+        except Exception as exc:  # PROTO-INTERNAL-1: a fault of the engine is an answer
+            return internal_error(seq, exc)
 
     def _hello(self, request: Mapping[str, Any]) -> dict[str, Any]:
         # PROTO-HELLO-1: the protocol spoken, the implementation and its features

@@ -160,10 +160,12 @@ def test_direct_engine_exceptions_are_crashes_with_the_traceback_as_stderr() -> 
         assert runner.run(NO_CALLS).outcome is Outcome.PASS
 
 
-def test_direct_answers_must_be_json() -> None:
+def test_a_direct_answer_that_is_not_json_is_an_internal_error() -> None:
+    # PROTO-INTERNAL-1: what the stdio adapter answers when it cannot encode an answer
     with Runner(DirectConnector(NotJsonEngine, options=FAST)) as runner:
         result = runner.run(CALLS)
-    assert (result.outcome, result.kind) == (Outcome.ERROR, "protocol")
+        assert (result.outcome, result.kind) == (Outcome.ERROR, "internal")
+        assert runner.run(NO_CALLS).outcome is Outcome.PASS
 
 
 def test_a_hanging_direct_engine_times_out_and_is_replaced() -> None:
