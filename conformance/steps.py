@@ -32,7 +32,6 @@ from conformance.yamlvalues import decode_b64, parse_mode, parse_mtime
 if TYPE_CHECKING:
     from typing import Self
 
-    from conformance.connectors import Connector
     from conformance.sandbox import Sandbox
 
 __all__ = [
@@ -43,6 +42,7 @@ __all__ = [
     "FsStep",
     "MessageStep",
     "RawStep",
+    "Requests",
     "SessionStep",
     "Step",
     "StepContext",
@@ -58,11 +58,23 @@ Problems: TypeAlias = Iterator[tuple[NodePath, str]]
 """Loader problems of one step: a path relative to the step, and the message."""
 
 
+class Requests(Protocol):
+    """The part of a ``Connector`` that steps use: sending requests."""
+
+    def request(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Send a request (``seq`` added); an ``error`` answer raises ``AdapterFailure``."""
+        ...
+
+    def request_raw(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Send a request as written (``seq`` added only when absent); an ``error`` is data."""
+        ...
+
+
 class StepContext(Protocol):
     """What a step may use of the scenario run it is part of."""
 
     @property
-    def connector(self) -> Connector:
+    def connector(self) -> Requests:
         """The implementation, with a session begun."""
         ...
 
