@@ -28,28 +28,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from conformance.checks import check_call, check_message, check_tools
 from conformance.connectors import Connector
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioError
-from conformance.matchers import Mismatch, match
-from conformance.protocol import (
-    Hello,
-    check_call_response,
-    check_message_response,
-    check_ok,
-    check_tools_response,
-)
+from conformance.matchers import Mismatch
+from conformance.protocol import Hello, check_ok
 from conformance.results import Outcome, ScenarioResult
 from conformance.sandbox import Sandbox
-from conformance.scenario import (
-    CallStep,
-    FsStep,
-    MessageStep,
-    RawStep,
-    Scenario,
-    Step,
-    ToolsStep,
-)
+from conformance.scenario import Scenario
+from conformance.steps import Step, ToolUse
 
 __all__ = ["DEFAULT_FIXTURES", "Runner", "run_scenario"]
 
@@ -124,8 +110,10 @@ class _Execution:
             self.cwd = self.sandbox.materialize(setup.files, setup.cwd)
             self._begin()
             for step_index, step in enumerate(self.scenario.steps, start=1):
-                where = f"step {step_index} ({_describe(step)})"
-                self._step(step)
+                where = _where(step_index, step)
+                mismatches = step.run(self)
+                if mismatches:
+                    raise _StepFailed(mismatches)
             step_index = None
             where = "final"
             mismatches = self.sandbox.check_final(self.scenario.final)
@@ -207,72 +195,32 @@ class _Execution:
         with contextlib.suppress(ConformanceError):
             self._end()
 
-    # -- steps -------------------------------------------------------------
+    # -- what steps use (conformance.steps.StepContext) ----------------------
 
-    def _tool_use(self, name: str, tool_input: Any, tool_use_id: str | None) -> dict[str, Any]:
+    def tool_use(self, use: ToolUse) -> dict[str, Any]:
+        """The protocol block for ``use``: input expanded, ``toolu_N`` when it has no id."""
+        tool_use_id = use.id
         if tool_use_id is None:
             self.ids += 1
             tool_use_id = f"toolu_{self.ids}"
         return {
             "type": "tool_use",
             "id": tool_use_id,
-            "name": name,
-            "input": self.sandbox.expand(tool_input),
+            "name": use.name,
+            "input": self.sandbox.expand(use.input),
         }
 
-    def _step(self, step: Step) -> None:
-        if isinstance(step, CallStep):
-            tool_use = self._tool_use(step.call.name, step.call.input, step.call.id)
-            answer = self.connector.request({"cmd": "call", "tool_use": tool_use})
-            check_call_response(answer)
-            mismatches = check_call(self.sandbox.expand_expect(step.expect), answer, tool_use["id"])
-        elif isinstance(step, MessageStep):
-            uses = [self._tool_use(c.name, c.input, c.id) for c in step.calls]
-            request: dict[str, Any] = {"cmd": "message", "content": uses}
-            if step.streaming:
-                request["streaming"] = True
-            if step.block_delay_ms is not None:
-                request["block_delay_ms"] = step.block_delay_ms
-            if step.interrupt_after is not None:
-                request["interrupt"] = {"after_started": list(step.interrupt_after)}
-            answer = self.connector.request(request)
-            check_message_response(answer, len(uses))
-            mismatches = check_message(
-                self.sandbox.expand_expect(step.expect), answer, [u["id"] for u in uses]
-            )
-        elif isinstance(step, ToolsStep):
-            answer = self.connector.request({"cmd": "tools"})
-            check_tools_response(answer)
-            mismatches = check_tools(self.sandbox.expand_expect(step.expect), answer)
-        elif isinstance(step, RawStep):
-            answer = self.connector.request_raw(self.sandbox.expand(step.request))
-            want = self.sandbox.expand_expect(step.expect)
-            mismatches = match(want["response"], answer, "response") if "response" in want else []
-        elif isinstance(step, FsStep):
-            self.sandbox.apply(step)
-            mismatches = []
-        else:
-            self._end()
-            self._begin()
-            mismatches = []
-        if mismatches:
-            raise _StepFailed(mismatches)
+    def restart_session(self) -> None:
+        """End the session and begin a new one with the same setup (a ``session`` step)."""
+        self._end()
+        self._begin()
 
 
-def _describe(step: Step) -> str:
-    if isinstance(step, CallStep):
-        text = f"call {step.call.name}"
-    elif isinstance(step, MessageStep):
-        text = "message " + ", ".join(c.name for c in step.calls)
-    elif isinstance(step, FsStep):
-        text = f"fs {step.op} {step.path}"
-    elif isinstance(step, ToolsStep):
-        text = "tools"
-    elif isinstance(step, RawStep):
-        text = f"raw {step.request.get('cmd', '?')}"
-    else:
-        text = f"session {step.action}"
-    return f"{text}, line {step.line}" if step.line else text
+def _where(index: int, step: Step) -> str:
+    text = step.describe()
+    if step.line:
+        text = f"{text}, line {step.line}"
+    return f"step {index} ({text})"
 
 
 class Runner:

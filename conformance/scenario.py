@@ -7,12 +7,13 @@ guaranteed to be well-formed, so the runner never meets a malformed step.
 
 Strings are kept exactly as written: placeholders such as ``{root}`` are
 expanded by the runner, which alone knows the sandbox.
+
+The step kinds are classes of ``conformance.steps``, which also own each
+kind's part of the loading; they are re-exported here.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import difflib
 import functools
 import json
@@ -26,7 +27,20 @@ import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
 from conformance.errors import Problem, ScenarioLoadError
+from conformance.steps import (
+    CallStep,
+    FsStep,
+    MessageStep,
+    RawStep,
+    SessionStep,
+    Step,
+    ToolsStep,
+    ToolUse,
+    parse_step,
+    step_class,
+)
 from conformance.yamlsource import Located, NodePath, format_path, load_located
+from conformance.yamlvalues import decode_b64, parse_mode, parse_mtime
 
 __all__ = [
     "SCHEMA_PATH",
@@ -56,10 +70,8 @@ SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "scenario.schema.json
 
 Level: TypeAlias = Literal["MUST", "SHOULD", "MAY"]
 FileKind: TypeAlias = Literal["text", "b64", "dir", "symlink", "fifo", "sparse"]
-FsOp: TypeAlias = Literal["write", "touch", "delete", "chmod", "symlink", "mkfifo", "mkdir"]
 
 _FILE_KINDS: tuple[FileKind, ...] = ("text", "b64", "dir", "symlink", "fifo", "sparse")
-_FS_OPS: tuple[FsOp, ...] = ("write", "touch", "delete", "chmod", "symlink", "mkfifo", "mkdir")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,93 +103,6 @@ class Setup:
     test_tools: bool = False
     cwd: str | None = None
     files: tuple[FileSpec, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolUse:
-    """One tool_use block as written; ``id`` None means the runner makes one up.
-
-    ``input`` is usually a mapping but may be any JSON value, so scenarios can
-    send the malformed inputs a model might produce; it defaults to ``{}``.
-    """
-
-    name: str
-    input: Any
-    id: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CallStep:
-    """Send one tool_use through the pipeline and check the response."""
-
-    call: ToolUse
-    expect: Mapping[str, Any]
-    line: int | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MessageStep:
-    """Send a whole assistant message through the scheduler.
-
-    ``results`` of ``expect`` has one entry per call when given (None entries
-    check nothing). ``streaming``, ``block_delay_ms`` and ``interrupt_after``
-    are the message options of SPEC.md PROTO-MESSAGE-2 and PROTO-MESSAGE-3.
-    """
-
-    calls: tuple[ToolUse, ...]
-    expect: Mapping[str, Any]
-    streaming: bool = False
-    block_delay_ms: int | None = None
-    interrupt_after: tuple[str, ...] | None = None
-    line: int | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FsStep:
-    """A change the runner makes on disk behind the implementation's back."""
-
-    op: FsOp
-    path: str
-    text: str | None = None
-    data: bytes | None = None
-    target: str | None = None
-    mode: int | None = None
-    mtime: float | None = None
-    line: int | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionStep:
-    """End the session and begin a new one with the same setup."""
-
-    action: Literal["restart"] = "restart"
-    line: int | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolsStep:
-    """Ask for the session's tool pool (``tools`` command) and check it."""
-
-    expect: Mapping[str, Any]
-    line: int | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RawStep:
-    """Send a protocol request as written and check the whole answer.
-
-    For the protocol's own requirements (bad requests and the like): the
-    runner adds ``seq`` only when ``request`` has none, an ``error`` answer is
-    data rather than a failure, and the runner's session bookkeeping does not
-    follow what the request does.
-    """
-
-    request: Mapping[str, Any]
-    expect: Mapping[str, Any]
-    line: int | None = None
-
-
-Step: TypeAlias = CallStep | MessageStep | FsStep | SessionStep | ToolsStep | RawStep
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,11 +146,6 @@ def scenario_schema() -> Mapping[str, Any]:
 @functools.cache
 def _validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(scenario_schema())
-
-
-def parse_mtime(text: str) -> float:
-    """``"+10s"`` -> 10.0; the format is checked by the schema."""
-    return float(text[:-1])
 
 
 def discover(paths: Iterable[Path]) -> list[Path]:
@@ -390,7 +310,7 @@ def _semantic_problems(located: Located, file: str, stem: str | None) -> Iterato
     if stem is not None and data["id"] != stem:
         yield problem(("id",), f"id {data['id']!r} must equal the file name stem {stem!r}")
     for path, value in _walk(data, ()):
-        if path and path[-1] == "b64" and isinstance(value, str) and _b64(value) is None:
+        if path and path[-1] == "b64" and isinstance(value, str) and decode_b64(value) is None:
             yield problem(path, "not valid base64")
     for i, step in enumerate(data["steps"]):
         expect = step.get("expect", {})
@@ -400,47 +320,7 @@ def _semantic_problems(located: Located, file: str, stem: str | None) -> Iterato
                     re.compile(value)
                 except re.error as exc:
                     yield problem(path, f"bad regular expression: {exc}")
-        if "message" in step:
-            yield from (problem(p, m) for p, m in _message_problems(step, i))
-        elif "call" in step:
-            known = {step["call"]["id"]} if "id" in step["call"] else set()
-            events = expect.get("events", {})
-            yield from (problem(p, m) for p, m in _event_id_problems(events, known, ("steps", i)))
-
-
-def _message_problems(step: Mapping[str, Any], i: int) -> Iterator[tuple[NodePath, str]]:
-    ids: list[str] = [call["id"] for call in step["message"] if "id" in call]
-    for j, call_id in enumerate(ids):
-        if call_id in ids[:j]:
-            yield ("steps", i, "message"), f"tool_use id {call_id!r} is used twice"
-    known = set(ids)
-    expect = step.get("expect", {})
-    results = expect.get("results")
-    if results is not None and len(results) != len(step["message"]):
-        where: NodePath = ("steps", i, "expect", "results")
-        yield where, f"{len(results)} results for {len(step['message'])} calls"
-    batches = expect.get("batches")
-    if isinstance(batches, list):
-        for j, batch in enumerate(batches):
-            names = batch if isinstance(batch, list) else [batch]
-            for name in names:
-                if name not in known:
-                    yield ("steps", i, "expect", "batches", j), f"unknown tool_use id {name!r}"
-    yield from _event_id_problems(expect.get("events", {}), known, ("steps", i))
-    for j, name in enumerate(step.get("interrupt", {}).get("after_started", [])):
-        if name not in known:
-            yield ("steps", i, "interrupt", "after_started", j), f"unknown tool_use id {name!r}"
-
-
-def _event_id_problems(
-    events: Mapping[str, Any], known: set[str], step: NodePath
-) -> Iterator[tuple[NodePath, str]]:
-    for key in ("before", "overlap"):
-        for j, pair in enumerate(events.get(key, [])):
-            for name in pair:
-                if name not in known:
-                    message = f"unknown tool_use id {name!r}; give the call an id to refer to it"
-                    yield (*step, "expect", "events", key, j), message
+        yield from (problem(("steps", i, *p), m) for p, m in step_class(step).problems(step))
 
 
 def _walk(value: Any, path: NodePath) -> Iterator[tuple[NodePath, Any]]:
@@ -451,13 +331,6 @@ def _walk(value: Any, path: NodePath) -> Iterator[tuple[NodePath, Any]]:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _walk(item, (*path, index))
-
-
-def _b64(text: str) -> bytes | None:
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return None
 
 
 # -- building the values ----------------------------------------------------
@@ -478,16 +351,16 @@ def _build(located: Located, *, path: Path | None, area: str) -> Scenario:
         ),
     )
     steps = tuple(
-        _step(step, located.line_of(("steps", i))) for i, step in enumerate(data["steps"])
+        parse_step(step, located.line_of(("steps", i))) for i, step in enumerate(data["steps"])
     )
     final = tuple(
         FinalFile(
             path=name,
             text=spec.get("text"),
-            data=_b64(spec["b64"]) if "b64" in spec else None,
+            data=decode_b64(spec["b64"]) if "b64" in spec else None,
             contains=spec.get("contains"),
             absent=spec.get("absent", False),
-            mode=_mode(spec.get("mode")),
+            mode=parse_mode(spec.get("mode")),
             line=located.key_line(("final", "files", name)),
         )
         for name, spec in data.get("final", {}).get("files", {}).items()
@@ -507,62 +380,16 @@ def _build(located: Located, *, path: Path | None, area: str) -> Scenario:
     )
 
 
-def _mode(text: str | None) -> int | None:
-    return None if text is None else int(text, 8)
-
-
-def _mtime(text: str | None) -> float | None:
-    return None if text is None else parse_mtime(text)
-
-
 def _file_spec(name: str, spec: Mapping[str, Any], line: int | None) -> FileSpec:
     kind = next(k for k in _FILE_KINDS if k in spec)
     return FileSpec(
         path=name,
         kind=kind,
         text=spec.get("text"),
-        data=_b64(spec["b64"]) if kind == "b64" else None,
+        data=decode_b64(spec["b64"]) if kind == "b64" else None,
         target=spec.get("symlink"),
         size=spec.get("sparse"),
-        mode=_mode(spec.get("mode")),
-        mtime=_mtime(spec.get("mtime")),
-        line=line,
-    )
-
-
-def _tool_use(raw: Mapping[str, Any]) -> ToolUse:
-    return ToolUse(name=raw["name"], input=raw.get("input", {}), id=raw.get("id"))
-
-
-def _step(raw: Mapping[str, Any], line: int | None) -> Step:
-    if "call" in raw:
-        return CallStep(call=_tool_use(raw["call"]), expect=raw.get("expect", {}), line=line)
-    if "message" in raw:
-        calls = tuple(_tool_use(c) for c in raw["message"])
-        interrupt = raw.get("interrupt")
-        return MessageStep(
-            calls=calls,
-            expect=raw.get("expect", {}),
-            streaming=raw.get("streaming", False),
-            block_delay_ms=raw.get("block_delay_ms"),
-            interrupt_after=None if interrupt is None else tuple(interrupt["after_started"]),
-            line=line,
-        )
-    if "session" in raw:
-        return SessionStep(action=raw["session"], line=line)
-    if "tools" in raw:
-        return ToolsStep(expect=raw.get("expect", {}), line=line)
-    if "raw" in raw:
-        return RawStep(request=raw["raw"], expect=raw.get("expect", {}), line=line)
-    fs: Mapping[str, Any] = raw["fs"]
-    op = next(o for o in _FS_OPS if o in fs)
-    return FsStep(
-        op=op,
-        path=fs[op],
-        text=fs.get("text"),
-        data=_b64(fs["b64"]) if "b64" in fs else None,
-        target=fs.get("target"),
-        mode=_mode(fs.get("mode")),
-        mtime=_mtime(fs.get("mtime")),
+        mode=parse_mode(spec.get("mode")),
+        mtime=None if "mtime" not in spec else parse_mtime(spec["mtime"]),
         line=line,
     )
