@@ -181,7 +181,10 @@ def run_scenarios(impl: str, scenarios: Sequence[Scenario]) -> SuiteRun:
     process; nothing is patched here. Never raises: what broke is the error.
     """
     started = time.perf_counter()
-    runner = Runner(connect(impl, _OPTIONS))
+    try:
+        runner = Runner(connect(impl, _OPTIONS))
+    except Exception as exc:  # an unknown impl: not run
+        return SuiteRun(impl=impl, error=f"{type(exc).__name__}: {exc}")
     try:
         runner.start()
         results = list(runner.run_all(scenarios))
