@@ -2,12 +2,14 @@
 
 Commands:
 
-- ``run [PATHS] [--impl I] [-k PATTERN] ...``: run scenarios and report;
+- ``run [PATHS] [--impl I] [-k PATTERN] [--spec ID] ...``: run scenarios and report;
 - ``list [PATHS] [-k PATTERN] [--level L] [--spec ID]``: ids, levels, SPEC IDs, titles;
 - ``lint``: check the suite itself (``conformance.lint``);
 - ``smoke --impl I``: hello, begin, end; say what the implementation is;
-- ``mutants [--only NAME] [--list] [--report markdown]``: the suite against
-  every mutant (``conformance.mutants``); fails if one survives.
+- ``mutants [--only NAME] [--list] [--full] [--report markdown]``: every
+  mutant against the scenarios citing the SPEC IDs it breaks, and the whole
+  suite against those that survive that (``--full``: the whole suite against
+  every one); fails unless each is killed by its own IDs.
 - ``bench [--impl I]... [--rounds N] [--output-dir DIR]``: what dedup and the
   token gate cost and save, for the reference and each ``--impl`` side by side
   (``conformance.bench``): JSON, Markdown and a PNG plot.
@@ -52,6 +54,7 @@ from conformance.reports import FORMATS, RunInfo, write_report
 from conformance.results import Outcome, ScenarioResult
 from conformance.runner import DEFAULT_FIXTURES, Runner
 from conformance.scenario import Scenario, discover, load_scenarios
+from conformance.selection import citing_filter
 from conformance.xfail import apply_expected_failures, load_expected_failures, unknown_entries
 
 __all__ = ["main"]
@@ -79,6 +82,14 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run scenarios against an implementation")
     _add_selection(run)
+    run.add_argument(
+        "--spec",
+        dest="spec_ids",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="only scenarios citing this SPEC ID (exact, or a glob such as 'READ-*'); repeatable",
+    )
     _add_impl(run)
     run.add_argument("--features", help="comma-separated features to assume instead of the hello's")
     run.add_argument(
@@ -127,10 +138,17 @@ def _parser() -> argparse.ArgumentParser:
     smoke.set_defaults(command=_smoke)
 
     mutants = commands.add_parser(
-        "mutants", help="run the suite against every mutant; fail if one survives"
+        "mutants",
+        help="run each mutant where it breaks first (the scenarios citing its SPEC IDs), "
+        "then the whole suite if it survives; fail unless each is killed by its own IDs",
     )
     mutants.add_argument("--only", action="append", default=[], metavar="NAME", help="repeatable")
     mutants.add_argument("--list", action="store_true", help="list the mutants and exit")
+    mutants.add_argument(
+        "--full",
+        action="store_true",
+        help="audit: the whole suite against every mutant, in a process each (slow)",
+    )
     mutants.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
     mutants.add_argument("--report", choices=("markdown",), help="also write a report")
     mutants.add_argument("--output", metavar="FILE", help="report file (toolconf-mutants.md)")
@@ -220,16 +238,19 @@ def _selected(scenario_id: str, patterns: Sequence[str]) -> bool:
     )
 
 
-def _load(args: argparse.Namespace) -> tuple[list[Scenario], list[ScenarioLoadError]]:
+def _load(
+    args: argparse.Namespace, spec_ids: Sequence[str] = ()
+) -> tuple[list[Scenario], list[ScenarioLoadError]]:
     paths: list[Path] = args.paths or [DEFAULT_SCENARIOS]
     root = paths[0] if len(paths) == 1 and paths[0].is_dir() else DEFAULT_SCENARIOS
     for path in paths:
         if not path.exists():
             raise ConformanceError(f"no such file or directory: {path}")
-    scenarios, errors = load_scenarios(paths, root=root)
-    scenarios = [s for s in scenarios if _selected(s.id, args.patterns)]
-    errors = [e for e in errors if _selected(Path(e.path).stem, args.patterns)]
-    return scenarios, errors
+    # Ids equal file stems, so -k picks files before any is parsed; --spec picks
+    # them after parsing, before validation (which costs the most).
+    files = [p for p in discover(paths) if _selected(p.stem, args.patterns)]
+    keep = citing_filter(spec_ids) if spec_ids else None
+    return load_scenarios(files, root=root, keep=keep)
 
 
 def _load_error_result(error: ScenarioLoadError) -> ScenarioResult:
@@ -249,7 +270,7 @@ def _load_error_result(error: ScenarioLoadError) -> ScenarioResult:
 
 
 def _run(args: argparse.Namespace) -> int:
-    scenarios, load_errors = _load(args)
+    scenarios, load_errors = _load(args, args.spec_ids)
     console = sys.stderr if args.output == "-" else sys.stdout
     if not scenarios and not load_errors:
         print("toolconf: no scenarios selected", file=console)

@@ -18,7 +18,7 @@ import difflib
 import functools
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -50,6 +50,7 @@ __all__ = [
     "FsStep",
     "Level",
     "MessageStep",
+    "RawFilter",
     "RawStep",
     "Scenario",
     "SessionStep",
@@ -70,6 +71,9 @@ SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "scenario.schema.json
 
 Level: TypeAlias = Literal["MUST", "SHOULD", "MAY"]
 FileKind: TypeAlias = Literal["text", "b64", "dir", "symlink", "fifo", "sparse"]
+
+RawFilter: TypeAlias = Callable[[Any], bool]
+"""A test of a scenario file's parsed YAML, made before validation: False skips the file."""
 
 _FILE_KINDS: tuple[FileKind, ...] = ("text", "b64", "dir", "symlink", "fifo", "sparse")
 
@@ -177,18 +181,38 @@ def load_scenario(path: Path, *, root: Path | None = None) -> Scenario:
     return parse_scenario(text, file=str(path), stem=path.stem, path=path, area=_area(path, root))
 
 
+def _load_kept(path: Path, root: Path | None, keep: RawFilter | None) -> Scenario | None:
+    if keep is None:
+        return load_scenario(path, root=root)
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return load_scenario(path, root=root)  # raises, naming the problem
+    return _parse(
+        text, file=str(path), stem=path.stem, path=path, area=_area(path, root), keep=keep
+    )
+
+
 def load_scenarios(
-    paths: Iterable[Path], *, root: Path | None = None
+    paths: Iterable[Path], *, root: Path | None = None, keep: RawFilter | None = None
 ) -> tuple[list[Scenario], list[ScenarioLoadError]]:
-    """Load every file under ``paths``; duplicate ids are load errors of the later file."""
+    """Load every file under ``paths``; duplicate ids are load errors of the later file.
+
+    ``keep``, when given, sees each file's parsed YAML before the (costlier)
+    validation; a file it refuses is skipped without a word, so it must answer
+    True for data it cannot judge, or the file's problems go unreported. A
+    skipped file takes no part in the duplicate-id check.
+    """
     scenarios: list[Scenario] = []
     errors: list[ScenarioLoadError] = []
     seen: dict[str, Path | None] = {}
     for path in discover(paths):
         try:
-            scenario = load_scenario(path, root=root)
+            scenario = _load_kept(path, root, keep)
         except ScenarioLoadError as exc:
             errors.append(exc)
+            continue
+        if scenario is None:
             continue
         if scenario.id in seen:
             problem = Problem(
@@ -214,9 +238,25 @@ def parse_scenario(
     Raises:
         ScenarioLoadError: with every problem found.
     """
+    scenario = _parse(text, file=file, stem=stem, path=path, area=area, keep=None)
+    assert scenario is not None, "nothing is skipped without a filter"
+    return scenario
+
+
+def _parse(
+    text: str,
+    *,
+    file: str,
+    stem: str | None,
+    path: Path | None,
+    area: str,
+    keep: RawFilter | None,
+) -> Scenario | None:
     located, problems = load_located(text, file)
     if located is None:
         raise ScenarioLoadError(file, problems)
+    if keep is not None and not keep(located.data):
+        return None
     problems = _schema_problems(located, file)
     if not problems:
         problems = list(_semantic_problems(located, file, stem))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -15,11 +16,20 @@ import reference.tools.write
 from conformance import Runner, connect, load_scenario
 from conformance.cli import main
 from conformance.connectors import ConnectorOptions
-from conformance.mutants import MUTANTS, Mutant, MutantEngine, get_mutant
+from conformance.mutants import MUTANTS, Mutant, MutantEngine, get_mutant, orchestrate
 from conformance.mutants.base import session_fault
-from conformance.mutants.orchestrate import Killer, SuiteRun, judge
+from conformance.mutants.orchestrate import (
+    TARGETED,
+    Killer,
+    SuiteRun,
+    judge,
+    run_scenarios,
+    targets,
+)
 from conformance.registry import DEFAULT_SCENARIOS, DEFAULT_SPEC, parse_spec
 from conformance.results import Outcome
+from conformance.scenario import load_scenarios
+from conformance.selection import cites, citing_filter
 
 OPTIONS = ConnectorOptions(timeout=20.0, hello_timeout=60.0)
 REQUIRED = {
@@ -202,3 +212,203 @@ def test_a_scenario_the_control_fails_kills_nothing() -> None:
     control = SuiteRun(impl="direct", failed=(broken,), scenarios=3)
     verdict = judge(MUTANT, SuiteRun(impl="mutant:m", failed=(broken,)), control)
     assert verdict.status == "SURVIVED"
+
+
+# -- targeted runs: selection -----------------------------------------------------
+
+
+def test_cites_matches_ids_exactly_or_as_a_glob() -> None:
+    assert cites(("READ-DEDUP-1", "READ-RANGE-1"), ["READ-RANGE-1"])
+    assert not cites(("READ-DEDUP-10",), ["READ-DEDUP-1"])
+    assert cites(("READ-DEDUP-10",), ["READ-DEDUP-*"])
+    assert not cites((), ["READ-DEDUP-*"])
+
+
+def test_the_loader_filter_keeps_a_file_it_cannot_judge() -> None:
+    keep = citing_filter(["STATE-STALE-1"])
+    assert keep({"spec": ["STATE-STALE-1"]}) is True
+    assert keep({"spec": ["READ-RANGE-1"]}) is False
+    assert keep({"spec": "STATE-STALE-1"}) is True
+    assert keep(["not", "a", "mapping"]) is True
+
+
+def run_ids(tmp_path: Path, *args: str) -> set[str]:
+    report = tmp_path / "report.jsonl"
+    argv = ["run", "--no-progress", "--report", "jsonl", "--output", str(report), *args]
+    assert main(argv) == 0
+    lines = [json.loads(line) for line in report.read_text("utf-8").splitlines()]
+    return {r["id"] for r in lines if r["type"] == "result"}
+
+
+def test_run_spec_selects_exactly_the_scenarios_citing_the_ids(tmp_path: Path) -> None:
+    every, _ = load_scenarios([DEFAULT_SCENARIOS], root=DEFAULT_SCENARIOS)
+    wanted = {"READ-DEDUP-4", "PDF-PAGES-2"}
+    expected = {s.id for s in every if wanted & set(s.spec)}
+    assert expected
+    assert run_ids(tmp_path, "--spec", "READ-DEDUP-4", "--spec", "PDF-PAGES-2") == expected
+    assert main(["run", "--no-progress", "--spec", "READ-DEDUP-4", "-k", "no-such-id"]) == 5
+
+
+def test_run_spec_still_reports_a_file_that_does_not_load(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "broken.yaml").write_text("id: broken\nspec: 7\n", "utf-8")
+    (tmp_path / "a" / "other.yaml").write_text("id: other\nspec: [READ-RANGE-1]\n", "utf-8")
+    argv = ["run", "--no-progress", str(tmp_path), "--spec", "STATE-STALE-1"]
+    assert main(argv) == 1  # the broken file is an error result; the other is skipped
+
+
+def test_targets_are_the_scenarios_citing_the_declared_ids() -> None:
+    every, _ = load_scenarios([DEFAULT_SCENARIOS], root=DEFAULT_SCENARIOS)
+    mutant = get_mutant("staleness-by-mtime-only")
+    chosen = targets(mutant, every)
+    assert chosen
+    assert {s.id for s in chosen} == {s.id for s in every if "STATE-STALE-1" in s.spec}
+
+
+def test_a_real_process_mutant_is_killed_by_its_targeted_run() -> None:
+    every, _ = load_scenarios([DEFAULT_SCENARIOS], root=DEFAULT_SCENARIOS)
+    mutant = get_mutant("staleness-ignored")
+    chosen = targets(mutant, every)
+    run = run_scenarios(f"mutant:{mutant.name}", chosen)
+    control = run_scenarios("direct", chosen)
+    assert (run.error, control.error, control.failed) == ("", "", ())
+    assert run.scenarios == len(chosen)
+    verdict = judge(mutant, run, control, stage=TARGETED)
+    assert (verdict.status, verdict.stage) == ("killed", TARGETED)
+    assert original_is_stale() is reference.filestate.is_stale
+
+
+def original_is_stale() -> object:
+    return vars(reference.tools.write)["is_stale"]
+
+
+def test_an_unknown_impl_is_a_run_that_did_not_happen() -> None:
+    run = run_scenarios("no-such-scheme:x", [])
+    assert run.error
+    assert not run.failed
+
+
+# -- targeted runs: verdicts --------------------------------------------------------
+
+OWN = killer("own-scenario", "STATE-STALE-1")
+OTHER = killer("other-scenario", "READ-FORMAT-1")
+SUITE = 5
+
+
+class Stages:
+    """Stand-ins for the two stages' runners, recording what each was asked to run."""
+
+    def __init__(self, targeted: dict[str, SuiteRun], full: dict[str, SuiteRun]) -> None:
+        self.targeted, self.full = targeted, full
+        self.asked_targeted: list[str] = []
+        self.asked_full: list[str] = []
+
+    def run_targeted(
+        self, work: list[tuple[str, list[object]]], jobs: int, progress: object
+    ) -> dict[str, SuiteRun]:
+        self.asked_targeted = [impl for impl, _ in work]
+        return {impl: self.targeted[impl] for impl, _ in work}
+
+    def run_full(self, impls: list[str], jobs: int, progress: object) -> dict[str, SuiteRun]:
+        self.asked_full = list(impls)
+        return {impl: self.full[impl] for impl in impls}
+
+
+def mutants_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, stages: Stages, *extra: str
+) -> tuple[int, str]:
+    monkeypatch.setitem(MUTANTS, "m", MUTANT)
+    monkeypatch.setattr(orchestrate, "_targeted_runs", stages.run_targeted)
+    monkeypatch.setattr(orchestrate, "_full_runs", stages.run_full)
+    report = tmp_path / "mutants.md"
+    argv = ["mutants", "--only", "m", "--report", "markdown", "--output", str(report), *extra]
+    return main(argv), report.read_text("utf-8")
+
+
+def test_a_kill_in_the_targeted_run_ends_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    stages = Stages(
+        {
+            "direct": SuiteRun(impl="direct", scenarios=SUITE),
+            "mutant:m": SuiteRun(impl="mutant:m", failed=(OWN,), scenarios=1),
+        },
+        {},
+    )
+    status, report = mutants_run(monkeypatch, tmp_path, stages)
+    assert status == 0
+    assert stages.asked_targeted == ["direct", "mutant:m"]
+    assert stages.asked_full == []
+    assert "Mode: targeted" in report
+    assert "| killed | targeted run | 1 of 1 |" in report
+
+
+def test_a_targeted_survivor_runs_the_whole_suite(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    targeted = {
+        "direct": SuiteRun(impl="direct", scenarios=SUITE),
+        "mutant:m": SuiteRun(impl="mutant:m", scenarios=1),
+    }
+    killed = Stages(
+        targeted, {"mutant:m": SuiteRun(impl="mutant:m", failed=(OWN,), scenarios=SUITE)}
+    )
+    status, report = mutants_run(monkeypatch, tmp_path, killed)
+    assert (status, killed.asked_full) == (0, ["mutant:m"])
+    assert "| killed | full run | 1 of 5 |" in report
+
+    by_others = Stages(targeted, {"mutant:m": SuiteRun(impl="mutant:m", failed=(OTHER,))})
+    status, report = mutants_run(monkeypatch, tmp_path, by_others)
+    assert status == 1
+    assert "| killed, but not by its own IDs | full run |" in report
+
+    survivor = Stages(targeted, {"mutant:m": SuiteRun(impl="mutant:m", scenarios=SUITE)})
+    status, report = mutants_run(monkeypatch, tmp_path, survivor)
+    assert status == 1
+    assert "| SURVIVED | full run |" in report
+
+
+def test_a_targeted_kill_the_control_shares_is_no_kill(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    control = SuiteRun(impl="direct", failed=(OWN,), scenarios=SUITE)
+    stages = Stages(
+        {"direct": control, "mutant:m": SuiteRun(impl="mutant:m", failed=(OWN,), scenarios=1)},
+        {"mutant:m": SuiteRun(impl="mutant:m", failed=(OWN,), scenarios=SUITE)},
+    )
+    status, report = mutants_run(monkeypatch, tmp_path, stages)
+    assert stages.asked_full == ["mutant:m"]  # escalated: its only killer fails anyway
+    assert "| SURVIVED | full run |" in report
+    assert status == 1  # and the control fails a scenario no expected failure explains
+    assert "control (unmutated reference): FAILING" in report
+
+
+def test_a_control_that_does_not_run_fails_the_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    stages = Stages(
+        {
+            "direct": SuiteRun(impl="direct", error="exit status 3"),
+            "mutant:m": SuiteRun(impl="mutant:m", failed=(OWN,), scenarios=1),
+        },
+        {},
+    )
+    status, report = mutants_run(monkeypatch, tmp_path, stages)
+    assert status == 1
+    assert "NOT RUN (exit status 3)" in report
+
+
+def test_full_mode_runs_the_whole_suite_against_every_mutant(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    stages = Stages(
+        {},
+        {
+            "direct": SuiteRun(impl="direct", scenarios=SUITE),
+            "mutant:m": SuiteRun(impl="mutant:m", failed=(OWN, OTHER), scenarios=SUITE),
+        },
+    )
+    status, report = mutants_run(monkeypatch, tmp_path, stages, "--full")
+    assert (status, stages.asked_targeted, stages.asked_full) == (0, [], ["direct", "mutant:m"])
+    assert "Mode: full" in report
+    assert "| killed | full run | 2 of 5 |" in report
