@@ -25,9 +25,10 @@ from pydantic import BaseModel
 
 from reference.permissions import bash_rules
 from reference.permissions.directories import is_inside_working_directories
-from reference.permissions.rules import Behavior, Rule, is_under, resolve_path
+from reference.permissions.rules import Behavior, PathForms, Rule, is_under, resolve_path
 from reference.permissions.session_rules import (
     argument_denied,
+    path_forms,
     path_rule_applies,
     session_rules,
 )
@@ -200,12 +201,17 @@ def mcp_server(tool: Tool) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class _Call:
-    """What the rules match on one call: its context, the tool, its path, its command."""
+    """What the rules match on one call: its context, the tool, its path, its command.
+
+    ``forms`` is the path with its anchors (None without a path), resolved at
+    most once for every rule of this decision (PERM-PATH-3).
+    """
 
     ctx: ToolUseContext
     tool: Tool
     path: str | None
     command: str | None
+    forms: PathForms | None
 
     @property
     def session(self) -> Session:
@@ -228,9 +234,9 @@ class _Call:
             # PERM-EDITREAD-1: Edit allow rules also allow the read-type tools.
             edit_read = tool.path_rules == "read" and rule.tool == "Edit"
             edit_read = edit_read and rule.behavior == "allow"
-            if not (own or read_deny or edit_read) or self.path is None:
+            if not (own or read_deny or edit_read) or self.forms is None:
                 return False
-            return path_rule_applies(self.session, rule, self.path)  # PERM-PATH-3: expanded path
+            return path_rule_applies(rule, self.forms)  # PERM-PATH-3: expanded path
         if tool.name == BASH_TOOL_NAME and tool.matches_name(rule.tool):
             if self.command is None or rule.behavior == "allow":
                 return False  # Bash allow rules cover a command only part by part
@@ -362,7 +368,8 @@ def decide(
     """
     path = call_path(tool, parsed_input, ctx)
     command = observable.get("command") if tool.name == BASH_TOOL_NAME else None
-    call = _Call(ctx, tool, path, command if isinstance(command, str) else None)
+    forms = None if path is None else path_forms(ctx.session, path)
+    call = _Call(ctx, tool, path, command if isinstance(command, str) else None, forms)
     asked = _decide_or_ask(call, parsed_input, hook_decision, classifier)
     if isinstance(asked, PermissionDecision):
         return asked

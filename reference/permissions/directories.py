@@ -43,4 +43,10 @@ def is_inside_working_directories(path: str, session: Session) -> bool:
     if not directories:
         return False
     resolved = resolve_path(path)
-    return any(is_under(resolved, resolve_path(directory)) for directory in directories)
+    # A resolved path has no symlink in it, so a directory it lies under as
+    # written has none either and is its own resolved form: only a directory
+    # the resolved path is not under as written needs resolving (PERM-DIRS-1).
+    return any(
+        is_under(resolved, directory) or is_under(resolved, resolve_path(directory))
+        for directory in directories
+    )

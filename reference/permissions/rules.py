@@ -14,8 +14,8 @@ import os
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Final, Literal
 
 Behavior = Literal["allow", "deny", "ask"]
 _NAME_TREE = re.compile(r"^[^/]+/\*\*$")
@@ -136,13 +136,39 @@ def path_candidates(path: str) -> tuple[str, ...]:
     return (path,) if resolved == path else (path, resolved)
 
 
+_O_PATH: Final = getattr(os, "O_PATH", 0)
+_FD_LINKS: Final = "/proc/self/fd/"
+_DELETED: Final = " (deleted)"
+
+
 def resolve_path(path: str) -> str:
     """PERM-PATH-3: ``path`` with every symlink resolved.
 
     A path that does not exist yet is resolved through its longest existing
     parent: the existing part is resolved and the rest appended unchanged. A
     dangling link resolves to its target.
+
+    An existing path is resolved by the kernel: opened with ``O_PATH`` (which
+    reads nothing, so a FIFO or a device cannot block) and named by its
+    ``/proc/self/fd`` link, three system calls where ``os.path.realpath``
+    makes one ``lstat`` per component. Whatever that cannot answer exactly (no
+    ``O_PATH`` or ``/proc``, a missing path, a file deleted meanwhile, a name
+    outside this mount namespace) falls back to ``os.path.realpath``, so the
+    answer is always the one ``realpath`` gives.
     """
+    if _O_PATH and path.startswith("/"):
+        try:
+            fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+        except (OSError, ValueError):
+            return os.path.realpath(path)
+        try:
+            resolved = os.readlink(f"{_FD_LINKS}{fd}")
+        except OSError:
+            resolved = ""
+        finally:
+            os.close(fd)
+        if resolved.startswith("/") and not resolved.endswith(_DELETED):
+            return resolved
     return os.path.realpath(path)
 
 
@@ -153,10 +179,41 @@ def is_under(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
-def path_rule_matches(
-    specifier: str, path: str, *, root: str, cwd: str, home: str, behavior: Behavior
-) -> bool:
-    """PERM-PATH-3: whether a path rule of ``behavior`` applies to the expanded ``path``.
+@dataclass(slots=True)
+class PathForms:
+    """PERM-PATH-3: one expanded path and the anchors its rules are matched from.
+
+    Both as written and, computed once on first need, with every symlink
+    resolved: one scan over a session's rules resolves the four paths once,
+    not once per rule. A form lives for one scan only, so a link changed
+    between two calls is seen by the second (PERM-DIRS-1).
+    """
+
+    path: str
+    root: str
+    cwd: str
+    home: str
+    _resolved: PathForms | None = field(default=None, repr=False)
+
+    def resolved(self) -> PathForms:
+        if self._resolved is None:
+            self._resolved = PathForms(
+                resolve_path(self.path),
+                resolve_path(self.root),
+                resolve_path(self.cwd),
+                resolve_path(self.home),
+            )
+        return self._resolved
+
+
+def _matches(specifier: str, forms: PathForms, behavior: Behavior) -> bool:
+    return path_matches(
+        specifier, forms.path, root=forms.root, cwd=forms.cwd, home=forms.home, behavior=behavior
+    )
+
+
+def path_rule_matches(specifier: str, forms: PathForms, *, behavior: Behavior) -> bool:
+    """PERM-PATH-3: whether a path rule of ``behavior`` applies to the expanded path.
 
     The expanded path is matched against the rule's anchor as written; the path
     with every symlink resolved, against the anchor (``root``, ``cwd``,
@@ -164,19 +221,12 @@ def path_rule_matches(
     applies when either matches, an allow rule only when both do, so a link can
     neither route around a deny nor borrow an allow.
     """
-    as_written = path_matches(specifier, path, root=root, cwd=cwd, home=home, behavior=behavior)
+    as_written = _matches(specifier, forms, behavior)
     if behavior != "allow" and as_written:
         return True  # PERM-PATH-3: deny/ask on either form
     if behavior == "allow" and not as_written:
         return False  # PERM-PATH-3: allow needs both forms
-    return path_matches(
-        specifier,
-        resolve_path(path),
-        root=resolve_path(root),
-        cwd=resolve_path(cwd),
-        home=resolve_path(home),
-        behavior=behavior,
-    )
+    return _matches(specifier, forms.resolved(), behavior)
 
 
 def denied_tool_names(entries: Iterable[tuple[str, str]]) -> frozenset[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 from reference import paths
-from reference.permissions.rules import Behavior, Rule, parse_rule, path_rule_matches
+from reference.permissions.rules import Behavior, PathForms, Rule, parse_rule, path_rule_matches
 from reference.session import Session
 from reference.tool import ToolUseContext
 
@@ -39,21 +39,20 @@ def session_rules(session: Session, behavior: Behavior) -> tuple[Rule, ...]:
     return session.settings.memo(("rules", behavior), parse)
 
 
-def path_rule_applies(session: Session, rule: Rule, path: str) -> bool:
+def path_forms(session: Session, path: str) -> PathForms:
+    """PERM-PATH-1: the expanded ``path`` with the session's anchors, for one scan."""
+    # PERM-PATH-1: the original cwd, never the current one
+    return PathForms(path, session.root, session.original_cwd, session.home)
+
+
+def path_rule_applies(rule: Rule, forms: PathForms) -> bool:
     """PERM-PATH-1, PERM-PATH-2, PERM-PATH-3: a path rule against an expanded path.
 
     A bare name is no path rule.
     """
     if rule.specifier is None:
         return False
-    return path_rule_matches(
-        rule.specifier,
-        path,
-        root=session.root,
-        cwd=session.original_cwd,  # PERM-PATH-1: the original cwd, never the current one
-        home=session.home,
-        behavior=rule.behavior,
-    )
+    return path_rule_matches(rule.specifier, forms, behavior=rule.behavior)
 
 
 def matching_deny_rule(session: Session, path: str, tools: tuple[str, ...]) -> Rule | None:
@@ -65,8 +64,9 @@ def matching_deny_rule(session: Session, path: str, tools: tuple[str, ...]) -> R
     rules count here; a bare name removes its tool from the pool instead
     (REG-DENY-1).
     """
+    forms = path_forms(session, path)  # resolved at most once for the whole scan
     for rule in session_rules(session, "deny"):
-        if rule.tool in tools and path_rule_applies(session, rule, path):
+        if rule.tool in tools and path_rule_applies(rule, forms):
             return rule
     return None
 

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from refsupport import Begin, Call, Unchanged, assert_done, assert_refused
 
+from reference.permissions import rules
+from reference.permissions.directories import is_inside_working_directories
 from reference.permissions.rules import (
+    PathForms,
     Rule,
     anchored_pattern,
     glob_to_regex,
     parse_rule,
     path_candidates,
     path_matches,
+    path_rule_matches,
+    resolve_path,
 )
+from reference.session import Session
 
 ROOT, CWD, HOME = "/repo", "/repo/pkg", "/home/u"
 
@@ -197,3 +204,87 @@ def test_path_rules_are_case_sensitive(tmp_path: Path, begin: Begin, call: Call)
     deny(begin, "Read(SECRET.txt)")
     (tmp_path / "secret.txt").write_text("x\n")
     assert_done(call("Read", file_path=str(tmp_path / "secret.txt")))
+
+
+def _link_tree(tmp_path: Path) -> dict[str, str]:
+    """Paths of every kind resolve_path meets: links, chains, dangling, missing, odd files."""
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "sub" / "f.txt").write_text("x")
+    (tmp_path / "link").symlink_to(real)
+    (tmp_path / "chain").symlink_to(tmp_path / "link")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "t.txt")
+    (tmp_path / "relative").symlink_to("real/sub")
+    os.mkfifo(tmp_path / "fifo")
+    return {
+        "plain file": str(real / "sub" / "f.txt"),
+        "through a link": str(tmp_path / "link" / "sub" / "f.txt"),
+        "through a chain": str(tmp_path / "chain" / "sub" / "f.txt"),
+        "relative link": str(tmp_path / "relative" / "f.txt"),
+        "dot-dot after a link": str(tmp_path / "relative" / ".." / "sub" / "f.txt"),
+        "a directory": str(tmp_path / "link" / "sub"),
+        "dangling link": str(tmp_path / "dangling"),
+        "missing under a link": str(tmp_path / "link" / "new" / "n.txt"),
+        "a file as a directory": str(real / "sub" / "f.txt" / "x"),
+        "a FIFO (never opened for reading)": str(tmp_path / "fifo"),
+        "a device": "/dev/null",
+        "the root": "/",
+    }
+
+
+def test_resolve_path_gives_exactly_what_realpath_gives(tmp_path: Path) -> None:
+    """SPEC: PERM-PATH-3"""
+    for what, path in _link_tree(tmp_path).items():
+        assert resolve_path(path) == os.path.realpath(path), what
+
+
+def test_resolve_path_falls_back_for_a_name_with_a_nul() -> None:
+    """SPEC: PERM-PATH-3"""
+    with pytest.raises(ValueError, match="null"):
+        os.path.realpath("/tmp/a\x00b")
+    with pytest.raises(ValueError, match="null"):
+        resolve_path("/tmp/a\x00b")
+
+
+def test_path_forms_resolve_once_and_only_when_needed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: PERM-PATH-3"""
+    calls: list[str] = []
+
+    def counting(path: str) -> str:
+        calls.append(path)
+        return os.path.realpath(path)
+
+    monkeypatch.setattr(rules, "resolve_path", counting)
+    target = str(tmp_path / "link" / "sub" / "f.txt")
+    _link_tree(tmp_path)
+    forms = PathForms(target, str(tmp_path), str(tmp_path), str(tmp_path))
+    # a deny matching as written needs no resolution at all
+    assert path_rule_matches("**/f.txt", forms, behavior="deny")
+    assert calls == []
+    # rules that need the resolved form share one resolution of the four paths
+    assert path_rule_matches("real/**", forms, behavior="deny")
+    assert not path_rule_matches("other/**", forms, behavior="deny")
+    assert not path_rule_matches("*.md", forms, behavior="ask")
+    assert len(calls) == 4
+
+
+def test_a_working_directory_is_resolved_when_it_is_a_link(tmp_path: Path) -> None:
+    """SPEC: PERM-DIRS-1"""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "f.txt").write_text("x")
+    (tmp_path / "wd").symlink_to(tmp_path / "real")
+    (tmp_path / "elsewhere").mkdir()
+    session = Session(
+        root=str(tmp_path / "wd"),
+        cwd=str(tmp_path / "wd"),
+        home=str(tmp_path),
+        session_dir=str(tmp_path / "session"),
+    )
+    inside = str(tmp_path / "wd" / "f.txt")
+    assert is_inside_working_directories(inside, session)
+    (tmp_path / "wd").unlink()  # relinked mid-session: counts as it is now
+    (tmp_path / "wd").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "elsewhere" / "f.txt").symlink_to(tmp_path / "real" / "f.txt")
+    assert not is_inside_working_directories(inside, session)
