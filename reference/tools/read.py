@@ -16,6 +16,7 @@ import enum
 import math
 import os
 import stat as statmod
+import threading
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
@@ -147,6 +148,25 @@ def format_lines(lines: list[str], start: int) -> str:
     return "\n".join(out)
 
 
+_RENDERED = threading.local()
+"""READ-FORMAT-1: the ``cat -n`` text ``call`` rendered for the token gate, kept
+for ``map_result``, which dispatch runs on the same thread right after it.
+One slot per thread: a Read's text is rendered once, not twice."""
+
+
+def _keep_rendered(content: str, start: int, formatted: str) -> None:
+    _RENDERED.last = (content, start, formatted)
+
+
+def _take_rendered(content: str, start: int) -> str | None:
+    """The text rendered from this very ``content`` string object, else None."""
+    last = getattr(_RENDERED, "last", None)
+    _RENDERED.last = None
+    if last is not None and last[0] is content and last[1] == start:
+        return str(last[2])
+    return None
+
+
 def split_lines(content: str) -> list[str]:
     """Lines without their endings; a final newline does not start a new line."""
     if not content:
@@ -254,7 +274,9 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
             source="read",
         ),
     )
-    return _text_result(path, content, shown, offset, total)
+    result = _text_result(path, content, shown, offset, total)
+    _keep_rendered(result.data["file"]["content"], offset, formatted)
+    return result
 
 
 def _enforce_token_cap(formatted: str, cap: int) -> None:
@@ -307,8 +329,10 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
             f"offset ({file['startLine']}). The file has {file['totalLines']} lines."
             "</system-reminder>"
         )
-    shown = file["content"].split("\n")
-    return format_lines(shown, file["startLine"])
+    rendered = _take_rendered(file["content"], file["startLine"])
+    if rendered is not None:  # READ-FORMAT-1: already rendered by call for the gate
+        return rendered
+    return format_lines(file["content"].split("\n"), file["startLine"])
 
 
 READ_TOOL: Final[Tool[ReadInput]] = build_tool(

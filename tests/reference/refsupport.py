@@ -185,7 +185,11 @@ def with_hook_after_validate(tool: Tool, hook: Callable[[], None]) -> Tool:
 
 
 def forbid_opening(monkeypatch: pytest.MonkeyPatch, *paths: Path | str) -> None:
-    """Fail on any attempt to open one of ``paths``, by ``open`` or by ``os.open``."""
+    """Fail on any attempt to open one of ``paths``, by ``open`` or by ``os.open``.
+
+    An ``O_PATH`` descriptor, which can read nothing (the permission step
+    resolves paths with one, PERM-PATH-3), is no opening.
+    """
     forbidden = {os.fspath(p) for p in paths}
     real_open = builtins.open
     real_os_open = os.open
@@ -196,7 +200,8 @@ def forbid_opening(monkeypatch: pytest.MonkeyPatch, *paths: Path | str) -> None:
         return real_open(file, *args, **kwargs)
 
     def guarded_os_open(file: Any, *args: Any, **kwargs: Any) -> int:
-        if os.fspath(file) in forbidden:
+        flags = args[0] if args else kwargs.get("flags", 0)
+        if os.fspath(file) in forbidden and not flags & getattr(os, "O_PATH", 0):
             raise AssertionError(f"os.open({file})")
         return real_os_open(file, *args, **kwargs)
 

@@ -26,6 +26,7 @@ from refsupport import (
 
 from reference import fileio, tokens
 from reference.engine import Engine
+from reference.tools import read
 
 EMPTY_NOTICE = (
     "<system-reminder>Warning: the file exists but its contents are empty.</system-reminder>"
@@ -899,3 +900,33 @@ def test_a_new_read_replaces_the_record(tmp_path: Path, engine: Engine, call: Ca
     record = record_of(engine, path)
     assert record is not None
     assert (record.offset, record.limit, record.partial) == (1, 2000, False)
+
+
+def test_a_read_renders_its_lines_once(
+    tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: READ-FORMAT-1, TOK-GATE-1"""
+    path = write_lines(tmp_path / "a.txt", ["alpha", "beta", "gamma"])
+    rendered: list[int] = []
+    real = read.format_lines
+
+    def counting(lines: list[str], start: int) -> str:
+        rendered.append(start)
+        return real(lines, start)
+
+    monkeypatch.setattr(read, "format_lines", counting)
+    shown = content(call("Read", file_path=str(path), offset=2))
+    assert shown == real(["beta", "gamma"], 2)
+    assert rendered == [2]  # the gate's text is the text the model sees
+    # a text mapped without its call (a record replayed, a test) is rendered from the data
+    data = {
+        "type": "text",
+        "file": {
+            "filePath": str(path),
+            "content": "beta",
+            "numLines": 1,
+            "startLine": 2,
+            "totalLines": 3,
+        },
+    }
+    assert read.map_result(data) == real(["beta"], 2)
