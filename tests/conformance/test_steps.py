@@ -26,19 +26,25 @@ from conformance.steps import (
 
 
 class ScriptedConnector:
-    """Answers each request with the next scripted answer, and remembers it."""
+    """Answers each request with the next scripted answer, and remembers it.
+
+    Each answer carries the request's ``seq``, as a connector's does.
+    """
 
     def __init__(self, *answers: dict[str, Any]) -> None:
         self.answers = list(answers)
         self.sent: list[tuple[str, Mapping[str, Any]]] = []
 
+    def _answer(self) -> dict[str, Any]:
+        return {"seq": len(self.sent), **self.answers.pop(0)}
+
     def request(self, body: Mapping[str, Any]) -> dict[str, Any]:
         self.sent.append(("request", body))
-        return self.answers.pop(0)
+        return self._answer()
 
     def request_raw(self, body: Mapping[str, Any]) -> dict[str, Any]:
         self.sent.append(("raw", body))
-        return self.answers.pop(0)
+        return self._answer()
 
 
 class Context:
@@ -74,8 +80,13 @@ def context(sandbox: Sandbox, *answers: dict[str, Any]) -> Context:
 
 def result(tool_use_id: str, content: str = "ok", **outcome: Any) -> dict[str, Any]:
     return {
-        "tool_result": {"type": "tool_result", "tool_use_id": tool_use_id, "content": content},
-        "outcome": {"stage": "done", **outcome},
+        "tool_result": {
+            "type": "tool_result",
+            "tool_use_id": tool_use_id,
+            "content": content,
+            "is_error": outcome.get("stage", "done") != "done",
+        },
+        "outcome": {"stage": "done", "error_code": None, "error_name": None, **outcome},
     }
 
 
