@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from reference import errors, hooks
 from reference.permissions.decision import PermissionDecision, decide
@@ -119,17 +119,53 @@ def _model_message(tool: Tool, exc: BaseException) -> str:
     return message
 
 
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """DISP-FIND-1 and DISP-SCHEMA-1 done once for one block.
+
+    ``tool`` is the tool the block names (None: no such tool); ``parsed`` its
+    input as the strict schema parsed it, None when the input is no object or
+    fails the schema (dispatch then checks it again, to say why). The
+    scheduler makes one per block for its partition (SCHED-PARTITION-1) and
+    hands it to :func:`dispatch`, so a call finds its tool and checks its
+    schema once.
+    """
+
+    tool: Tool | None
+    parsed: BaseModel | None
+
+
+def look_up(tools: Sequence[Tool], tool_use: Mapping[str, Any]) -> Lookup:
+    """The block's tool (REG-LOOKUP-1: name or alias) and its schema-checked input."""
+    name = tool_use.get("name")
+    tool = find_tool(tools, name) if isinstance(name, str) else None
+    raw = tool_use.get("input")
+    if tool is None or not isinstance(raw, Mapping):
+        return Lookup(tool, None)
+    try:
+        return Lookup(tool, tool.input_model.model_validate(dict(raw)))
+    except Exception:  # dispatch checks it again and reports the refusal
+        return Lookup(tool, None)
+
+
 def dispatch(
-    tools: Sequence[Tool], tool_use: Mapping[str, Any], ctx: ToolUseContext
+    tools: Sequence[Tool],
+    tool_use: Mapping[str, Any],
+    ctx: ToolUseContext,
+    lookup: Lookup | None = None,
 ) -> CallOutcome:
-    """Run one tool_use block through the pipeline; never raises for tool outcomes."""
+    """Run one tool_use block through the pipeline; never raises for tool outcomes.
+
+    ``lookup`` is :func:`look_up` of this very block in this very pool, when
+    the caller made it already.
+    """
     tool_use_id = str(tool_use.get("id", ""))
     name = tool_use.get("name")
     if ctx.tools is not tools or ctx.tool_use_id != tool_use_id:
         # TOOL-CONTEXT-1: the call sees the pool it was found in, and its own id
         ctx = replace(ctx, tools=tools, tool_use_id=tool_use_id)
     ctx.events.emit("tool_start", id=tool_use_id, name=name)  # PROTO-EVENT-1
-    outcome = _Call(tools, tool_use_id, name, tool_use.get("input"), ctx).run()
+    outcome = _Call(tools, tool_use_id, name, tool_use.get("input"), ctx, lookup=lookup).run()
     ctx.events.emit("tool_end", id=tool_use_id, stage=outcome.stage)
     return outcome
 
@@ -150,8 +186,11 @@ class _Call:
         name: object,
         raw_input: object,
         ctx: ToolUseContext,
+        *,
+        lookup: Lookup | None = None,
     ) -> None:
         self.tools = tools
+        self.lookup = lookup
         self.id = tool_use_id
         self.name = name
         self.raw_input = raw_input
@@ -163,7 +202,10 @@ class _Call:
         self.stop_reason: str | None = None
 
     def run(self) -> CallOutcome:
-        tool = find_tool(self.tools, self.name) if isinstance(self.name, str) else None
+        if self.lookup is not None:
+            tool = self.lookup.tool
+        else:
+            tool = find_tool(self.tools, self.name) if isinstance(self.name, str) else None
         if tool is None:
             return _refused(  # DISP-FIND-1
                 self.id,
@@ -244,7 +286,10 @@ class _Call:
                 error_name=errors.InputValidationError.error_name,
             )
         try:
-            parsed = tool.input_model.model_validate(dict(raw_input))
+            if raw_input is self.raw_input and self.lookup and self.lookup.parsed is not None:
+                parsed = self.lookup.parsed  # DISP-SCHEMA-1, checked once by look_up
+            else:
+                parsed = tool.input_model.model_validate(dict(raw_input))
         except ValidationError as exc:
             return _refused(  # DISP-SCHEMA-1
                 self.id,

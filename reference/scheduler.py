@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from reference.abort import AbortSignal
-from reference.dispatch import CallOutcome, aborted_outcome, dispatch
+from reference.dispatch import CallOutcome, Lookup, aborted_outcome, dispatch, look_up
 from reference.events import EventLog
 from reference.session import Session
 from reference.settings import positive_int
-from reference.tool import Tool, ToolUseContext, find_tool
+from reference.tool import Tool, ToolUseContext
 from reference.workers import WORKERS
 
 DEFAULT_MAX_CONCURRENCY: Final = 10
@@ -44,17 +44,13 @@ def max_concurrency(session: Session) -> int:
     return positive_int(session.env.get(CONCURRENCY_ENV)) or DEFAULT_MAX_CONCURRENCY
 
 
-def is_safe(tools: Sequence[Tool], block: Mapping[str, Any]) -> bool:
-    """SCHED-PARTITION-1 / TOOL-PREDICATE-1: found, schema-valid and declared safe."""
-    name = block.get("name")
-    tool = find_tool(tools, name) if isinstance(name, str) else None
-    raw = block.get("input")
-    if tool is None or not isinstance(raw, Mapping):
+def is_safe(lookup: Lookup) -> bool:
+    """SCHED-PARTITION-1, TOOL-PREDICATE-1: found, schema-valid and declared safe."""
+    if lookup.tool is None or lookup.parsed is None:
         return False
     try:
-        parsed = tool.input_model.model_validate(dict(raw))
-        return bool(tool.is_concurrency_safe(parsed))
-    except Exception:  # a predicate (or schema) that raises means "not safe"
+        return bool(lookup.tool.is_concurrency_safe(lookup.parsed))
+    except Exception:  # TOOL-PREDICATE-1: a predicate that raises means "not safe"
         return False
 
 
@@ -64,11 +60,11 @@ class Batch:
     indexes: list[int]
 
 
-def partition(tools: Sequence[Tool], blocks: Sequence[Mapping[str, Any]]) -> list[Batch]:
+def partition(lookups: Sequence[Lookup]) -> list[Batch]:
     """SCHED-PARTITION-1: consecutive safe blocks together, every other alone."""
     batches: list[Batch] = []
-    for index, block in enumerate(blocks):
-        safe = is_safe(tools, block)
+    for index, lookup in enumerate(lookups):
+        safe = is_safe(lookup)
         if safe and batches and batches[-1].safe:
             batches[-1].indexes.append(index)
         else:
@@ -84,6 +80,7 @@ class _Block:
     block: Mapping[str, Any]
     batch: int
     safe: bool
+    lookup: Lookup
 
 
 @dataclass(slots=True)
@@ -132,7 +129,8 @@ class Scheduler:
         block_delay_ms: int = 0,
     ) -> MessageRun:
         """Run every block; one result per block, in block order (SCHED-ORDER-1)."""
-        plan = partition(self.tools, blocks)
+        lookups = [look_up(self.tools, block) for block in blocks]  # once per block
+        plan = partition(lookups)
         batch_of = {index: number for number, batch in enumerate(plan) for index in batch.indexes}
         state = _State()
         watch = set(interrupt_after)
@@ -155,7 +153,13 @@ class Scheduler:
                     time.sleep(block_delay_ms / 1000)
                 self.events.emit("block", id=block.get("id"))
             batch = batch_of[index]
-            item = _Block(index=index, block=block, batch=batch, safe=plan[batch].safe)
+            item = _Block(
+                index=index,
+                block=block,
+                batch=batch,
+                safe=plan[batch].safe,
+                lookup=lookups[index],
+            )
             ctx_base = self._start(item, state, ctx_base)
         with state.cond:
             while state.running:
@@ -196,7 +200,7 @@ class Scheduler:
                 probe_trail=ctx_base.probe_trail,
                 tools=self.tools,
             )
-            tool = find_tool(self.tools, str(item.block.get("name")))
+            tool = item.lookup.tool
             state.running[item.index] = _Running(
                 index=item.index,
                 batch=item.batch,
@@ -229,7 +233,7 @@ class Scheduler:
         return None
 
     def _work(self, item: _Block, ctx: ToolUseContext, state: _State) -> None:
-        outcome = dispatch(self.tools, item.block, ctx)
+        outcome = dispatch(self.tools, item.block, ctx, item.lookup)
         with state.cond:
             state.results[item.index] = outcome
             state.running.pop(item.index, None)

@@ -183,12 +183,10 @@ def _results_in_completion_order() -> None:
     breaks=("SCHED-PARTITION-1", "SCHED-RUN-1"),
 )
 def _unsafe_tool_run_concurrently() -> None:
-    def partition(
-        tools: Sequence[Tool], blocks: Sequence[Mapping[str, Any]]
-    ) -> list[scheduler.Batch]:
+    def partition(lookups: Sequence[dispatch.Lookup]) -> list[scheduler.Batch]:
         batches: list[scheduler.Batch] = []
-        for index, block in enumerate(blocks):
-            safe = scheduler.is_safe(tools, block)
+        for index, lookup in enumerate(lookups):
+            safe = scheduler.is_safe(lookup)
             if batches and batches[-1].safe:  # safe or not, it joins the running batch
                 batches[-1].indexes.append(index)
             else:
@@ -202,7 +200,7 @@ class _SafeModifiersKept(scheduler.Scheduler):
     """Context modifiers of concurrency-safe calls are applied too, inside their batch."""
 
     def _work(self, item: Any, ctx: ToolUseContext, state: Any) -> None:
-        outcome = dispatch.dispatch(self.tools, item.block, ctx)
+        outcome = dispatch.dispatch(self.tools, item.block, ctx, item.lookup)
         with state.cond:
             state.results[item.index] = outcome
             state.running.pop(item.index, None)

@@ -12,6 +12,7 @@ import pytest
 from pydantic import Field
 from refsupport import Call, Use, assert_done, assert_refused, content
 
+from reference import dispatch as dispatch_module
 from reference import errors
 from reference.dispatch import classify_error, dispatch
 from reference.engine import Engine
@@ -304,3 +305,35 @@ def test_aborted_context_runs_nothing(ctx: ToolUseContext, tmp_path: Path) -> No
     )
     assert (outcome.stage, outcome.is_error) == ("aborted", True)
     assert not (tmp_path / "a").exists()
+
+
+def test_a_message_finds_each_tool_and_checks_each_schema_once(
+    tmp_path: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: SCHED-PARTITION-1, DISP-FIND-1, DISP-SCHEMA-1"""
+    (tmp_path / "a.txt").write_text("a\n")
+    (tmp_path / "b.txt").write_text("b\n")
+    looked_up: list[str] = []
+    parsed: list[str] = []
+    real_find = dispatch_module.find_tool
+    real_validate = READ_TOOL.input_model.model_validate
+
+    def counting_find(tools: Any, name: str) -> Any:
+        looked_up.append(name)
+        return real_find(tools, name)
+
+    def counting_validate(value: Any) -> Any:
+        parsed.append(value["file_path"])
+        return real_validate(value)
+
+    monkeypatch.setattr(dispatch_module, "find_tool", counting_find)
+    monkeypatch.setattr(READ_TOOL.input_model, "model_validate", counting_validate)
+    blocks = [
+        {"type": "tool_use", "id": f"t{n}", "name": "Read", "input": {"file_path": str(path)}}
+        for n, path in enumerate([tmp_path / "a.txt", tmp_path / "b.txt"])
+    ]
+    response = engine.handle({"seq": 2, "cmd": "message", "content": blocks})
+    assert [r["outcome"]["stage"] for r in response["results"]] == ["done", "done"]
+    assert response["batches"] == [["t0", "t1"]]  # both safe: one batch
+    assert looked_up == ["Read", "Read"]
+    assert parsed == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
