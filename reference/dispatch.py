@@ -218,7 +218,7 @@ class _Call:
         checked = self._check_input(tool, self.raw_input)
         if isinstance(checked, CallOutcome):
             return checked
-        model_input, parsed, observable = checked
+        parsed, observable = checked
         pre = hooks.run_pre_tool_use(  # DISP-PREHOOK-1
             self.ctx, tool_name=tool.name, tool_input=observable
         )
@@ -235,7 +235,7 @@ class _Call:
             checked = self._check_input(tool, pre.updated_input)
             if isinstance(checked, CallOutcome):
                 return checked
-            model_input, parsed, observable = checked
+            parsed, observable = checked
         decision = decide(  # DISP-PERM-1
             tool=tool,
             parsed_input=parsed,
@@ -249,7 +249,7 @@ class _Call:
             return self._ended(
                 message, stage="permission", error_name=errors.PermissionDeniedError.error_name
             )
-        return self._call(tool, model_input, parsed, observable)
+        return self._call(tool, parsed, observable)
 
     def _ended(
         self,
@@ -273,8 +273,12 @@ class _Call:
 
     def _check_input(
         self, tool: Tool, raw_input: object
-    ) -> CallOutcome | tuple[Mapping[str, Any], Any, dict[str, Any]]:
-        """Phases 4 to 6: strict schema, observable backfill, validate_input."""
+    ) -> CallOutcome | tuple[Any, dict[str, Any]]:
+        """Phases 4 to 6: strict schema, observable backfill, validate_input.
+
+        The input as parsed (what ``call()`` gets, TOOL-CALL-1) and its
+        observable form (DISP-BACKFILL-1), or the outcome that ends the call.
+        """
         if not isinstance(raw_input, Mapping):
             line = (
                 f"The input type is expected as `object` but provided as `{json_type(raw_input)}`"
@@ -314,11 +318,9 @@ class _Call:
                 return _refused(
                     self.id, "call", _model_message(tool, exc), error_name=classify_error(exc)
                 )
-        return raw_input, parsed, observable
+        return parsed, observable
 
-    def _call(
-        self, tool: Tool, model_input: Mapping[str, Any], parsed: Any, observable: Mapping[str, Any]
-    ) -> CallOutcome:
+    def _call(self, tool: Tool, parsed: Any, observable: Mapping[str, Any]) -> CallOutcome:
         """Phases 9 to 11: call(), post hooks, mapping and persistence."""
         try:
             result = tool.call(parsed, self.ctx)  # DISP-CALL-1

@@ -114,18 +114,16 @@ class _CallGetsObservable(dispatch._Call):
 
     def _check_input(
         self, tool: Tool, raw_input: object
-    ) -> CallOutcome | tuple[Mapping[str, Any], Any, dict[str, Any]]:
+    ) -> CallOutcome | tuple[Any, dict[str, Any]]:
         checked = super()._check_input(tool, raw_input)
         if not isinstance(checked, CallOutcome) and self.first_observable is None:
-            self.first_observable = checked[2]
+            self.first_observable = checked[1]
         return checked
 
-    def _call(
-        self, tool: Tool, model_input: Mapping[str, Any], parsed: Any, observable: Mapping[str, Any]
-    ) -> CallOutcome:
+    def _call(self, tool: Tool, parsed: Any, observable: Mapping[str, Any]) -> CallOutcome:
         if self.first_observable is not None:
             parsed = tool.input_model.model_validate(dict(self.first_observable))
-        return super()._call(tool, model_input, parsed, observable)
+        return super()._call(tool, parsed, observable)
 
 
 @process_patch(
