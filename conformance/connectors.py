@@ -538,3 +538,4 @@ def _stdio(rest: str, options: ConnectorOptions) -> Connector:
 register_connector("direct", _direct)
 register_connector("stdio", _stdio)
 register_connector("mutant", "conformance.mutants:connect")
+register_connector("claude-code", "conformance.claude_code.connector:connect")

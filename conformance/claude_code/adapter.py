@@ -1,0 +1,266 @@
+"""Claude Code behind protocol v1: each request served by driving the real CLI.
+
+``ClaudeCodeAdapter.handle`` answers protocol v1 requests (SPEC.md section
+18) as an adapter would, so the runner judges Claude Code like any other
+implementation: ``begin`` starts a conversation (``Conversation``) in the
+session's cwd with the session's settings mapped (``settings_map``), env and
+emulated prompt; ``call`` is one assistant turn with one tool_use block;
+``message`` is one turn with all its blocks, so Claude Code's own scheduler
+makes the batches; ``tools`` shows what the CLI offered the model; ``end``
+ends the conversation.
+
+Claude Code reports what the model sees (the tool_result), its structured
+result (stream-json's ``tool_use_result``) and, through the emulated
+prompt, every permission question. It reports no pipeline stage, no
+validateInput code and no error name, no batch plan and no tool or hook
+events: ``hello`` lists those as ``unreported``, and assertions on them are
+not observed. The one field inferred from message text, ``dedup``, is
+inferred through ``inference.DEDUP_STUB_PREFIXES``; ``hello`` names it.
+
+The CLI is a black box here: it is driven only through its command line,
+the Messages API it calls and the MCP server it is given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from conformance.claude_code import inference
+from conformance.claude_code.conversation import CliCrash, CliTimeout, Conversation, TurnResult
+from conformance.claude_code.install import Release
+from conformance.claude_code.settings_map import Unmappable, plan
+
+__all__ = ["FEATURES", "UNREPORTED", "ClaudeCodeAdapter"]
+
+PROTOCOL: Final = 1
+
+FEATURES: Final = (
+    "read",
+    "write",
+    "edit",
+    "dedup",
+    "token_gate",
+    "images",
+    "pdf",
+    "notebooks",
+    "notebook_edit",
+    "glob",
+    "grep",
+    "bash",
+    "permissions",
+    "hooks",
+    "scheduler",
+    "streaming",
+    "result_persistence",
+    "registry",
+)
+"""Protocol v1 features the CLI has (PROTO-FEATURES-1); ``test_tools`` it has not."""
+
+UNREPORTED: Final = (
+    "stage",
+    "error_code",
+    "error_name",
+    "batches",
+    "events.tool_start",
+    "events.tool_end",
+    "events.hook",
+    "events.progress",
+    "events.permission_request.reason",
+    "outcome.permission",
+    "outcome.persisted_path",
+    "outcome.prevent_continuation",
+    "outcome.stop_reason",
+)
+"""Outcome fields Claude Code does not show through its public interfaces."""
+
+_START_TIMEOUT: Final = 90.0
+
+
+class ClaudeCodeAdapter:
+    """One Claude Code release serving protocol v1, one conversation per session.
+
+    ``turn_timeout`` bounds each call or message; past it the CLI is killed
+    and ``CliTimeout`` escapes ``handle`` (the connector reports a timeout).
+    """
+
+    def __init__(self, release: Release, *, turn_timeout: float) -> None:
+        self.release = release
+        self.turn_timeout = turn_timeout
+        self._conversation: Conversation | None = None
+        self._work: Path | None = None
+        self._last_stderr = ""
+
+    # -- protocol -----------------------------------------------------------
+
+    def handle(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Answer one request (its ``seq`` echoed); CLI timeouts and crashes raise."""
+        seq = request.get("seq")
+        cmd = request.get("cmd")
+        handler = {
+            "hello": self._hello,
+            "begin": self._begin,
+            "call": self._call,
+            "message": self._message,
+            "tools": self._tools,
+            "end": self._end,
+        }.get(cmd if isinstance(cmd, str) else "")
+        if handler is None:
+            return _bad(seq, f"unknown cmd {cmd!r}")
+        if cmd in {"call", "message", "tools"} and self._conversation is None:
+            return _bad(seq, f"{cmd} with no session open")
+        try:
+            body = handler(request)
+        except Unmappable as exc:
+            return {"seq": seq, "error": {"kind": "unsupported", "message": str(exc)}}
+        except (KeyError, TypeError, ValueError) as exc:
+            return _bad(seq, f"malformed {cmd}: {exc!r}")
+        return {"seq": seq, **body}
+
+    def close(self) -> None:
+        """End any conversation and remove the connector's own files."""
+        self._close_conversation()
+
+    def take_stderr(self) -> str:
+        """The CLI's stderr since the last call."""
+        text, self._last_stderr = self._last_stderr, ""
+        return text + (self._conversation.take_stderr() if self._conversation else "")
+
+    # -- commands -----------------------------------------------------------
+
+    def _hello(self, _request: Mapping[str, Any]) -> dict[str, Any]:
+        runtime = "node" if self.release.argv[0].endswith("node") else "native"
+        return {
+            "protocol": PROTOCOL,
+            "implementation": {
+                "name": "claude-code",
+                "version": self.release.version,
+                "language": "javascript" if runtime == "node" else "native",
+            },
+            "features": list(FEATURES),
+            "unreported": list(UNREPORTED),
+            "inferences": [
+                {
+                    "field": "dedup",
+                    "from": "tool_result text",
+                    "table": "conformance/claude_code/inference.py: DEDUP_STUB_PREFIXES",
+                }
+            ],
+        }
+
+    def _begin(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        session: Mapping[str, Any] = request["session"]
+        self._close_conversation()
+        root = str(session["root"])
+        cwd = str(session.get("cwd") or root)
+        env = {str(k): str(v) for k, v in (session.get("env") or {}).items()}
+        home = str(session.get("home") or env.get("HOME") or tempfile.mkdtemp(prefix="cc-home-"))
+        self._work = Path(tempfile.mkdtemp(prefix="toolconf-cc-"))
+        cli = plan(
+            session.get("settings") or {},
+            root=root,
+            cwd=cwd,
+            home=home,
+            flag_file=self._work / "flag-settings.json",
+        )
+        if session.get("test_tools"):
+            raise Unmappable("the Probe test tool is not served to Claude Code")
+        for path, value in cli.files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(value, indent=2), encoding="utf-8")
+        process_env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "SHELL": shutil.which("bash") or "/bin/bash",
+            "TMPDIR": str(self._work),
+            **env,
+            "HOME": home,
+        }
+        self._conversation = Conversation(
+            self.release,
+            cwd=cwd,
+            env=process_env,
+            flags=cli.flags,
+            work=self._work,
+            prompt_answer=str(session.get("prompt") or "deny"),
+            start_timeout=_START_TIMEOUT,
+        )
+        return {"ok": True}
+
+    def _call(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        tool_use = dict(request["tool_use"])
+        turn = self._turn([tool_use], 0.0)
+        return _result(turn, tool_use)
+
+    def _message(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        uses = [dict(b) for b in request["content"]]
+        if "interrupt" in request:
+            raise Unmappable("interrupting a running turn is not scripted for Claude Code")
+        delay = float(request.get("block_delay_ms") or 0) / 1000.0
+        turn = self._turn(uses, delay if request.get("streaming") else 0.0)
+        results = [_result(turn, use) for use in uses]
+        events = [event for result in results for event in result.pop("events")]
+        return {"results": results, "events": events}
+
+    def _tools(self, _request: Mapping[str, Any]) -> dict[str, Any]:
+        assert self._conversation is not None
+        exported = [
+            {k: tool[k] for k in ("name", "description", "input_schema") if k in tool}
+            for tool in self._conversation.tools
+        ]
+        return {"tools": exported, "deferred": []}
+
+    def _end(self, _request: Mapping[str, Any]) -> dict[str, Any]:
+        self._close_conversation()
+        return {"ok": True}
+
+    # -- helpers ------------------------------------------------------------
+
+    def _turn(self, uses: list[dict[str, Any]], block_delay: float) -> TurnResult:
+        conversation = self._conversation
+        assert conversation is not None
+        try:
+            return conversation.take_turn(uses, timeout=self.turn_timeout, block_delay=block_delay)
+        except (CliTimeout, CliCrash):
+            self._conversation = None
+            self._last_stderr += conversation.take_stderr()
+            raise
+
+    def _close_conversation(self) -> None:
+        conversation, self._conversation = self._conversation, None
+        if conversation is not None:
+            conversation.close()
+        if self._work is not None:
+            shutil.rmtree(self._work, ignore_errors=True)
+            self._work = None
+
+
+def _result(turn: TurnResult, use: Mapping[str, Any]) -> dict[str, Any]:
+    tool_use_id = str(use["id"])
+    block = turn.results.get(tool_use_id)
+    if block is None:
+        raise CliCrash(f"Claude Code sent no tool_result for {tool_use_id!r}")
+    outcome: dict[str, Any] = {"dedup": inference.is_dedup_stub(block)}
+    structured = turn.structured.get(tool_use_id)
+    if isinstance(structured, dict):
+        outcome["output"] = structured
+    events = [
+        {
+            "type": "permission_request",
+            "id": tool_use_id,
+            "tool": str(use.get("name")),
+            "answer": prompt["answer"],
+        }
+        for prompt in turn.prompts
+        if prompt.get("tool_use_id") in (tool_use_id, None)
+    ]
+    return {"tool_result": block, "outcome": outcome, "events": events}
+
+
+def _bad(seq: Any, message: str) -> dict[str, Any]:
+    return {"seq": seq, "error": {"kind": "bad_request", "message": message}}

@@ -1,0 +1,141 @@
+"""Where each settings source of protocol v1 goes for the Claude Code CLI.
+
+=================  =============================================================
+source             what the connector writes or passes
+=================  =============================================================
+``userSettings``   ``$HOME/.claude/settings.json`` (the session's home)
+``projectSettings`` ``<cwd>/.claude/settings.json``
+``localSettings``  ``<cwd>/.claude/settings.local.json``
+``flagSettings``   a file outside the sandbox, passed as ``--settings FILE``
+``cliArg``         flags: ``permissions.allow`` → ``--allowedTools``,
+                   ``permissions.deny`` → ``--disallowedTools``,
+                   ``permissions.defaultMode`` → ``--permission-mode``,
+                   ``permissions.additionalDirectories`` → ``--add-dir``
+=================  =============================================================
+
+Anything else cannot be given to the CLI without changing the machine or
+guessing, so ``plan`` refuses it with ``Unmappable`` and the scenario is not
+applicable: ``policySettings`` (a managed file under ``/etc``), ``command`` and
+``session`` (sources only a running interactive session has), and in
+``cliArg`` an ``ask`` list or hooks (no flag carries them).
+
+Protocol v1 anchors a path rule written ``Tool(/x)`` at the sandbox root for
+every source (PERM-PATH-1); Claude Code anchors ``/x`` at the settings file's
+own source (the project for project files, elsewhere for the others, and
+the project is the CLI's cwd, not always the root). So the connector writes
+every such rule as ``Tool(//<root>/x)``, the CLI's absolute form, and the rule
+means what the scenario says whatever the source.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.errors import ConformanceError
+
+__all__ = ["CliSettings", "Unmappable", "plan"]
+
+_ANCHORED = re.compile(r"^(?P<tool>[A-Za-z_][\w-]*)\(/(?!/)(?P<rest>.*)\)$")
+_FILES = {
+    "userSettings": ("home", ".claude/settings.json"),
+    "projectSettings": ("cwd", ".claude/settings.json"),
+    "localSettings": ("cwd", ".claude/settings.local.json"),
+}
+_UNMAPPABLE = {
+    "policySettings": "managed policy settings live in a system file under /etc",
+    "command": "command settings exist only inside an interactive session",
+    "session": "session settings exist only inside an interactive session",
+}
+
+
+class Unmappable(ConformanceError):
+    """A settings source the CLI cannot be given faithfully."""
+
+
+@dataclass(slots=True)
+class CliSettings:
+    """Files to write (absolute path → JSON value) and flags to pass."""
+
+    files: dict[Path, Any] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+
+
+def _anchor(rules: Any, root: str) -> Any:
+    if not isinstance(rules, list):
+        return rules
+    out: list[Any] = []
+    for rule in rules:
+        match = _ANCHORED.match(rule) if isinstance(rule, str) else None
+        out.append(
+            f"{match['tool']}(/{root.rstrip('/')}/{match['rest']})" if match else rule
+        )
+    return out
+
+
+def _anchored(value: Mapping[str, Any], root: str) -> dict[str, Any]:
+    copy = json.loads(json.dumps(value))
+    permissions = copy.get("permissions")
+    if isinstance(permissions, dict):
+        for key in ("allow", "deny", "ask"):
+            if key in permissions:
+                permissions[key] = _anchor(permissions[key], root)
+    return dict(copy)
+
+
+def plan(
+    settings: Mapping[str, Any], *, root: str, cwd: str, home: str, flag_file: Path
+) -> CliSettings:
+    """The files and flags that give the CLI ``settings`` (protocol v1's per-source mapping).
+
+    Raises:
+        Unmappable: a source (or part of one) the CLI cannot be given.
+    """
+    out = CliSettings()
+    for source, value in settings.items():
+        if not value:
+            continue
+        if source in _UNMAPPABLE:
+            raise Unmappable(f"settings source {source}: {_UNMAPPABLE[source]}")
+        if source in _FILES:
+            base, relative = _FILES[source]
+            directory = {"home": home, "cwd": cwd}[base]
+            out.files[Path(directory) / relative] = _anchored(value, root)
+        elif source == "flagSettings":
+            out.files[flag_file] = _anchored(value, root)
+            out.flags += ["--settings", str(flag_file)]
+        elif source == "cliArg":
+            out.flags += _cli_flags(_anchored(value, root))
+        # unknown sources are ignored, as PROTO-BEGIN-1 says
+    return out
+
+
+def _cli_flags(value: Mapping[str, Any]) -> list[str]:
+    if value.get("hooks"):
+        raise Unmappable("settings source cliArg: no CLI flag carries hooks")
+    permissions: Mapping[str, Any] = value.get("permissions") or {}
+    if permissions.get("ask"):
+        raise Unmappable("settings source cliArg: no CLI flag carries ask rules")
+    flags: list[str] = []
+    for key, flag in (("allow", "--allowedTools"), ("deny", "--disallowedTools")):
+        rules = permissions.get(key) or []
+        if rules:
+            flags += [flag, *rules]
+    if permissions.get("defaultMode"):
+        flags += ["--permission-mode", str(permissions["defaultMode"])]
+    for directory in permissions.get("additionalDirectories") or []:
+        flags += ["--add-dir", str(directory)]
+    unknown = set(value) - {"permissions"} | set(permissions) - {
+        "allow",
+        "deny",
+        "ask",
+        "defaultMode",
+        "additionalDirectories",
+    }
+    if unknown:
+        raise Unmappable(f"settings source cliArg: no CLI flag for {', '.join(sorted(unknown))}")
+    return flags
