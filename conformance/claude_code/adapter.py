@@ -34,6 +34,7 @@ from typing import Any, Final
 from conformance.claude_code import inference
 from conformance.claude_code.conversation import CliCrash, CliTimeout, Conversation, TurnResult
 from conformance.claude_code.install import Release
+from conformance.claude_code.mcp_server import PROBE_TOOLS
 from conformance.claude_code.settings_map import Unmappable, plan
 
 __all__ = ["FEATURES", "UNREPORTED", "ClaudeCodeAdapter"]
@@ -60,7 +61,7 @@ FEATURES: Final = (
     "result_persistence",
     "registry",
 )
-"""Protocol v1 features the CLI has (PROTO-FEATURES-1); ``test_tools`` it has not."""
+"""Protocol v1 features the CLI has (PROTO-FEATURES-1); ``test_tools`` is the connector's MCP."""
 
 UNREPORTED: Final = (
     "stage",
@@ -142,7 +143,7 @@ class ClaudeCodeAdapter:
                 "version": self.release.version,
                 "language": "javascript" if runtime == "node" else "native",
             },
-            "features": list(FEATURES),
+            "features": [*FEATURES, "test_tools"],
             "unreported": list(UNREPORTED),
             "inferences": [
                 {
@@ -168,8 +169,6 @@ class ClaudeCodeAdapter:
             home=home,
             flag_file=self._work / "flag-settings.json",
         )
-        if session.get("test_tools"):
-            raise Unmappable("the Probe test tool is not served to Claude Code")
         for path, value in cli.files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(value, indent=2), encoding="utf-8")
@@ -188,13 +187,14 @@ class ClaudeCodeAdapter:
             flags=cli.flags,
             work=self._work,
             prompt_answer=str(session.get("prompt") or "deny"),
+            test_tools=bool(session.get("test_tools")),
             start_timeout=_START_TIMEOUT,
         )
         return {"ok": True}
 
     def _call(self, request: Mapping[str, Any]) -> dict[str, Any]:
         tool_use = dict(request["tool_use"])
-        turn = self._turn([tool_use], 0.0)
+        turn = self._turn([_to_cli(tool_use)], 0.0)
         return _result(turn, tool_use)
 
     def _message(self, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -202,7 +202,7 @@ class ClaudeCodeAdapter:
         if "interrupt" in request:
             raise Unmappable("interrupting a running turn is not scripted for Claude Code")
         delay = float(request.get("block_delay_ms") or 0) / 1000.0
-        turn = self._turn(uses, delay if request.get("streaming") else 0.0)
+        turn = self._turn([_to_cli(u) for u in uses], delay if request.get("streaming") else 0.0)
         results = [_result(turn, use) for use in uses]
         events = [event for result in results for event in result.pop("events")]
         return {"results": results, "events": events}
@@ -260,6 +260,16 @@ def _result(turn: TurnResult, use: Mapping[str, Any]) -> dict[str, Any]:
         if prompt.get("tool_use_id") in (tool_use_id, None)
     ]
     return {"tool_result": block, "outcome": outcome, "events": events}
+
+
+def _to_cli(use: Mapping[str, Any]) -> dict[str, Any]:
+    """The block as sent to the CLI: Probe goes to the MCP tool of its concurrency safety."""
+    block = dict(use)
+    if block.get("name") == "Probe":
+        tool_input = block.get("input")
+        safe = isinstance(tool_input, dict) and tool_input.get("concurrency_safe") is True
+        block["name"] = PROBE_TOOLS[1] if safe else PROBE_TOOLS[0]
+    return block
 
 
 def _bad(seq: Any, message: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from conformance.errors import AdapterCrash, AdapterTimeout, ProtocolError
 
 __all__ = ["ClaudeCodeConnector", "connect"]
 
-DEFAULT_TURN_TIMEOUT = 60.0
+DEFAULT_TURN_TIMEOUT = 20.0
 """Seconds per turn when the run keeps the default 10 s timeout (the CLI is slower)."""
 
 

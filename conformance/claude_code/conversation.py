@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from conformance.claude_code.install import Release
+from conformance.claude_code.mcp_server import PROMPT_TOOL, SERVER_NAME
 from conformance.claude_code.messages_api import MainRequest, ScriptedModel, Turn, answer
-from conformance.claude_code.prompt_server import PROMPT_TOOL, SERVER_NAME
 from conformance.errors import ConformanceError
 
 __all__ = ["CliCrash", "CliTimeout", "Conversation", "TurnResult"]
@@ -72,6 +72,7 @@ class Conversation:
         flags: Sequence[str],
         work: Path,
         prompt_answer: str,
+        test_tools: bool,
         start_timeout: float,
     ) -> None:
         self.model = ScriptedModel()
@@ -83,25 +84,29 @@ class Conversation:
         self._seen_results: set[str] = set()
         self._stdout_lock = threading.Condition()
         self._stderr: collections.deque[str] = collections.deque()
+        self._other_stdout: collections.deque[str] = collections.deque(maxlen=8)
         self._pending: MainRequest | None = None
+        servers = {SERVER_NAME: ["--answer", prompt_answer, "--log", str(self._prompt_log)]}
+        if test_tools:
+            servers["test"] = []
         mcp_config = work / "mcp.json"
         mcp_config.write_text(
             json.dumps(
                 {
                     "mcpServers": {
-                        SERVER_NAME: {
+                        name: {
                             "type": "stdio",
                             "command": sys.executable,
                             "args": [
                                 "-m",
-                                "conformance.claude_code.prompt_server",
-                                "--answer",
-                                prompt_answer,
-                                "--log",
-                                str(self._prompt_log),
+                                "conformance.claude_code.mcp_server",
+                                "--role",
+                                name,
+                                *args,
                             ],
                             "env": {"PYTHONPATH": _project_path()},
                         }
+                        for name, args in servers.items()
                     }
                 }
             )
@@ -144,7 +149,8 @@ class Conversation:
         except OSError as exc:
             self.model.close()
             raise CliCrash(f"cannot start {argv[0]}: {exc}") from exc
-        assert self.process.stdout is not None and self.process.stderr is not None
+        assert self.process.stdout is not None
+        assert self.process.stderr is not None
         threading.Thread(target=self._read_stdout, args=(self.process.stdout,), daemon=True).start()
         threading.Thread(target=self._read_stderr, args=(self.process.stderr,), daemon=True).start()
         self._pending = self._wait_request(start_timeout, "start")
@@ -156,7 +162,9 @@ class Conversation:
         """The tool definitions of the request the CLI is waiting on."""
         return self._pending.tools if self._pending else []
 
-    def take_turn(self, blocks: Sequence[Mapping[str, Any]], *, timeout: float, block_delay: float = 0.0) -> TurnResult:
+    def take_turn(
+        self, blocks: Sequence[Mapping[str, Any]], *, timeout: float, block_delay: float = 0.0
+    ) -> TurnResult:
         """Send ``blocks`` as the model's turn; what Claude Code sent back for each.
 
         Raises:
@@ -218,10 +226,23 @@ class Conversation:
             if request is not None:
                 return request
             if self.process.poll() is not None:
-                raise CliCrash(f"the CLI exited with status {self.process.returncode} ({what})")
+                time.sleep(0.2)  # let the reader threads take the last lines
+                raise CliCrash(
+                    f"the CLI exited with status {self.process.returncode} ({what}): "
+                    f"{self._last_words()}"
+                )
             if time.monotonic() > deadline:
                 self.kill()
                 raise CliTimeout(f"the CLI did not come back within {timeout:g} s ({what})")
+
+    def _last_words(self) -> str:
+        """The result text of the CLI's final stream-json record, else its last lines."""
+        for line in reversed(self._other_stdout):
+            with contextlib.suppress(ValueError):
+                record = json.loads(line)
+                if isinstance(record, dict) and record.get("type") == "result":
+                    return f"its result was {str(record.get('result'))[:500]!r}"
+        return "its last stream-json lines: " + "".join(self._other_stdout)[-1500:]
 
     def _read_stdout(self, stream: IO[str]) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -231,6 +252,7 @@ class Conversation:
                 except ValueError:
                     continue
                 if not isinstance(record, dict) or record.get("type") != "user":
+                    self._other_stdout.append(line[:2000])
                     continue
                 content = (record.get("message") or {}).get("content")
                 if not isinstance(content, list):
@@ -264,7 +286,9 @@ class Conversation:
     def _results_from_stdout(self, ids: Sequence[str]) -> dict[str, dict[str, Any]] | None:
         self._await_stdout(ids)
         with self._stdout_lock:
-            found = {i: self._structured[f"block:{i}"] for i in ids if f"block:{i}" in self._structured}
+            found = {
+                i: self._structured[f"block:{i}"] for i in ids if f"block:{i}" in self._structured
+            }
         return found if len(found) == len(ids) else None
 
     def _structured_for(self, ids: Sequence[str]) -> dict[str, Any]:

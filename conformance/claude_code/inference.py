@@ -26,6 +26,8 @@ def is_dedup_stub(block: Mapping[str, Any]) -> bool:
     content = block.get("content")
     if isinstance(content, list):
         content = "\n".join(
-            str(b.get("text", "")) for b in content if isinstance(b, Mapping) and b.get("type") == "text"
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, Mapping) and b.get("type") == "text"
         )
     return isinstance(content, str) and content.startswith(DEDUP_STUB_PREFIXES)

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from reference.tokens import exact_count  # the reference's own cl100k_base counter
+
 __all__ = ["MainRequest", "ScriptedModel", "Turn", "count_tokens"]
 
 _MODEL = "claude-sonnet-4-5"
@@ -35,8 +37,6 @@ _HOLD = 600.0
 
 def count_tokens(body: Mapping[str, Any]) -> int:
     """cl100k_base tokens of every text in a count_tokens request (its messages and system)."""
-    from reference.tokens import exact_count  # the reference's own cl100k_base counter
-
     texts: list[str] = []
 
     def walk(value: Any) -> None:
@@ -99,13 +99,13 @@ class ScriptedModel:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 """Silent: the CLI's traffic is not the run's log."""
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 model._serve(self)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 _reply_json(self, 404, {"type": "error", "error": {"type": "not_found_error"}})
 
             do_HEAD = do_GET  # noqa: N815
@@ -241,7 +241,10 @@ def _block_events(index: int, block: Mapping[str, Any]) -> list[tuple[str, dict[
         start = {"type": "text", "text": ""}
         delta = {"type": "text_delta", "text": str(block.get("text", ""))}
     return [
-        ("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": start},
+        ),
         ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
         ("content_block_stop", {"type": "content_block_stop", "index": index}),
     ]

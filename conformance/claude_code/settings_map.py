@@ -11,13 +11,22 @@ source             what the connector writes or passes
                    ``permissions.deny`` → ``--disallowedTools``,
                    ``permissions.defaultMode`` → ``--permission-mode``,
                    ``permissions.additionalDirectories`` → ``--add-dir``
+``session``        its allow and deny rules only, as ``--allowedTools`` and
+                   ``--disallowedTools`` (the rules a user grants in a
+                   session; no public interface sets them otherwise, and
+                   the flag differs only in the source a record would name,
+                   which Claude Code does not report)
 =================  =============================================================
 
 Anything else cannot be given to the CLI without changing the machine or
 guessing, so ``plan`` refuses it with ``Unmappable`` and the scenario is not
-applicable: ``policySettings`` (a managed file under ``/etc``), ``command`` and
-``session`` (sources only a running interactive session has), and in
-``cliArg`` an ``ask`` list or hooks (no flag carries them).
+applicable: ``policySettings`` (a managed file under ``/etc``), ``command``
+(a source only a running interactive session has), a ``session`` mode, ask
+rule or hooks, and in ``cliArg`` an ``ask`` list or hooks (no flag carries
+them).
+
+The Probe test tool is served as two MCP tools (``mcp_server``), so a rule or
+hook matcher naming ``Probe`` is written for both of their names.
 
 Protocol v1 anchors a path rule written ``Tool(/x)`` at the sandbox root for
 every source (PERM-PATH-1); Claude Code anchors ``/x`` at the settings file's
@@ -36,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.claude_code.mcp_server import PROBE_TOOLS
 from conformance.errors import ConformanceError
 
 __all__ = ["CliSettings", "Unmappable", "plan"]
@@ -49,8 +59,8 @@ _FILES = {
 _UNMAPPABLE = {
     "policySettings": "managed policy settings live in a system file under /etc",
     "command": "command settings exist only inside an interactive session",
-    "session": "session settings exist only inside an interactive session",
 }
+_PROBE_RULE = re.compile(r"^Probe(?=$|\()")
 
 
 class Unmappable(ConformanceError):
@@ -69,16 +79,31 @@ def _anchor(rules: Any, root: str) -> Any:
     if not isinstance(rules, list):
         return rules
     out: list[Any] = []
-    for rule in rules:
-        match = _ANCHORED.match(rule) if isinstance(rule, str) else None
-        out.append(
-            f"{match['tool']}(/{root.rstrip('/')}/{match['rest']})" if match else rule
-        )
+    for written in rules:
+        match = _ANCHORED.match(written) if isinstance(written, str) else None
+        rule = f"{match['tool']}(/{root.rstrip('/')}/{match['rest']})" if match else written
+        if isinstance(rule, str) and _PROBE_RULE.match(rule):
+            out += [_PROBE_RULE.sub(name, rule) for name in PROBE_TOOLS]
+        else:
+            out.append(rule)
     return out
+
+
+def _probe_matchers(hooks: Any) -> Any:
+    if not isinstance(hooks, dict):
+        return hooks
+    for groups in hooks.values():
+        for group in groups if isinstance(groups, list) else []:
+            matcher = group.get("matcher") if isinstance(group, dict) else None
+            if isinstance(matcher, str) and re.search(r"\bProbe\b", matcher):
+                group["matcher"] = re.sub(r"\bProbe\b", "|".join(PROBE_TOOLS), matcher)
+    return hooks
 
 
 def _anchored(value: Mapping[str, Any], root: str) -> dict[str, Any]:
     copy = json.loads(json.dumps(value))
+    if "hooks" in copy:
+        copy["hooks"] = _probe_matchers(copy["hooks"])
     permissions = copy.get("permissions")
     if isinstance(permissions, dict):
         for key in ("allow", "deny", "ask"):
@@ -109,17 +134,22 @@ def plan(
             out.files[flag_file] = _anchored(value, root)
             out.flags += ["--settings", str(flag_file)]
         elif source == "cliArg":
-            out.flags += _cli_flags(_anchored(value, root))
+            out.flags += _cli_flags(_anchored(value, root), source)
+        elif source == "session":
+            permissions = value.get("permissions") or {}
+            if value.get("hooks") or permissions.get("defaultMode"):
+                raise Unmappable("settings source session: only its allow and deny rules map")
+            out.flags += _cli_flags(_anchored(value, root), source)
         # unknown sources are ignored, as PROTO-BEGIN-1 says
     return out
 
 
-def _cli_flags(value: Mapping[str, Any]) -> list[str]:
+def _cli_flags(value: Mapping[str, Any], source: str) -> list[str]:
     if value.get("hooks"):
-        raise Unmappable("settings source cliArg: no CLI flag carries hooks")
+        raise Unmappable(f"settings source {source}: no CLI flag carries hooks")
     permissions: Mapping[str, Any] = value.get("permissions") or {}
     if permissions.get("ask"):
-        raise Unmappable("settings source cliArg: no CLI flag carries ask rules")
+        raise Unmappable(f"settings source {source}: no CLI flag carries ask rules")
     flags: list[str] = []
     for key, flag in (("allow", "--allowedTools"), ("deny", "--disallowedTools")):
         rules = permissions.get(key) or []
@@ -137,5 +167,5 @@ def _cli_flags(value: Mapping[str, Any]) -> list[str]:
         "additionalDirectories",
     }
     if unknown:
-        raise Unmappable(f"settings source cliArg: no CLI flag for {', '.join(sorted(unknown))}")
+        raise Unmappable(f"settings source {source}: no CLI flag for {', '.join(sorted(unknown))}")
     return flags
