@@ -93,6 +93,8 @@ class ScriptedModel:
     def __init__(self, hold: float = _HOLD) -> None:
         self.hold = hold
         self._main: queue.SimpleQueue[MainRequest] = queue.SimpleQueue()
+        self.side_requests: list[dict[str, Any]] = []
+        """Requests outside the main loop, kept for diagnosis."""
         self._ids = itertools.count(1)
         model = self
 
@@ -170,6 +172,7 @@ class ScriptedModel:
             except queue.Empty:
                 turn = Turn([{"type": "text", "text": "Done."}], "end_turn")
         else:
+            self.side_requests.append(body)
             turn = Turn([{"type": "text", "text": "ok"}], "end_turn")
         self._send(handler, body, turn)
 

@@ -1,0 +1,222 @@
+"""Fidelity tables: how far an implementation agrees with SPEC.md, ID by ID.
+
+From the JSON-lines report of one run, every requirement of SPEC.md gets a
+status per assertion level (``behaviour``, ``identity``, ``rendering``) and
+one overall status:
+
+- ``agrees``: some scenario citing the ID ran with observed assertions of
+  that level, and all of those held;
+- ``disagrees``: some scenario citing it failed at that level; a crash, a
+  timeout or an error of the implementation counts as a behaviour
+  disagreement (it did not do what the scenario asked);
+- ``not observable``: no scenario citing it could observe that level (all
+  not applicable, or every assertion of the level on an unreported field).
+
+The overall status is ``disagrees`` when any level disagrees, ``agrees``
+when at least one level agrees, else ``not observable``. The Markdown page
+has one table per SPEC section; ``summarize`` gives the counts the README
+and closing notes quote.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from conformance.registry import Requirement, parse_spec
+
+__all__ = [
+    "LEVELS",
+    "IdStatus",
+    "Report",
+    "fidelity_markdown",
+    "id_statuses",
+    "load_report",
+    "spec_sections",
+    "summarize",
+]
+
+LEVELS: Final = ("behaviour", "identity", "rendering")
+AGREES: Final = "agrees"
+DISAGREES: Final = "disagrees"
+NOT_OBSERVABLE: Final = "not observable"
+_BROKEN: Final = frozenset({"crash", "timeout", "error"})
+_HEADING = re.compile(r"^(#{2,3}) (\d+(?:\.\d+)?)\.? (.+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One JSON-lines report: its header and its result records."""
+
+    header: Mapping[str, Any]
+    results: Sequence[Mapping[str, Any]]
+
+
+@dataclass(slots=True)
+class IdStatus:
+    """One requirement's statuses and the scenarios behind them."""
+
+    requirement: Requirement
+    section: str
+    levels: dict[str, str] = field(default_factory=dict)
+    scenarios: Counter[str] = field(default_factory=Counter)
+    failing: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def overall(self) -> str:
+        """``disagrees`` if any level does, ``agrees`` if any level does, else not observable."""
+        values = set(self.levels.values())
+        if DISAGREES in values:
+            return DISAGREES
+        return AGREES if AGREES in values else NOT_OBSERVABLE
+
+
+def load_report(path: Path) -> Report:
+    """Read a JSON-lines report written by ``toolconf run --report jsonl``."""
+    header: Mapping[str, Any] = {}
+    results: list[Mapping[str, Any]] = []
+    for line in path.read_text("utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        if record.get("type") == "header":
+            header = record
+        elif record.get("type") == "result":
+            results.append(record)
+    return Report(header, results)
+
+
+def spec_sections(text: str) -> dict[str, str]:
+    """ID -> the heading of the section (``12.4 Dedup of unchanged re-reads``) it is in."""
+    requirements, _ = parse_spec(text)
+    by_line = sorted((r.line, r.id) for r in requirements.values())
+    headings: list[tuple[int, str]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if m := _HEADING.match(line):
+            headings.append((number, f"{m[2]} {m[3]}"))
+    out: dict[str, str] = {}
+    index = -1
+    for line, requirement_id in by_line:
+        while index + 1 < len(headings) and headings[index + 1][0] < line:
+            index += 1
+        out[requirement_id] = headings[index][1] if index >= 0 else "preamble"
+    return out
+
+
+def _level_verdicts(result: Mapping[str, Any]) -> dict[str, str]:
+    """Level -> ``pass``/``fail``/``unobserved`` for one scenario result."""
+    outcome = result.get("raw_outcome") or result.get("outcome")
+    if outcome == "not_applicable":
+        return dict.fromkeys(LEVELS, "unobserved")
+    if outcome in _BROKEN:
+        return {"behaviour": "fail", "identity": "unobserved", "rendering": "unobserved"}
+    levels = result.get("levels")
+    if not isinstance(levels, Mapping):  # a report from before assertion levels
+        verdict = "pass" if outcome == "pass" else "fail"
+        return dict.fromkeys(LEVELS, verdict)
+    out: dict[str, str] = {}
+    for level in LEVELS:
+        entry = levels.get(level) or {}
+        verdict = entry.get("verdict") if isinstance(entry, Mapping) else None
+        out[level] = {"pass": "pass", "fail": "fail"}.get(str(verdict), "unobserved")
+    return out
+
+
+def id_statuses(report: Report, spec_text: str) -> list[IdStatus]:
+    """Every SPEC.md requirement with its statuses under ``report``, in SPEC order."""
+    requirements, _ = parse_spec(spec_text)
+    sections = spec_sections(spec_text)
+    statuses = {
+        rid: IdStatus(requirement=req, section=sections.get(rid, ""))
+        for rid, req in sorted(requirements.items(), key=lambda item: item[1].line)
+    }
+    seen: dict[str, dict[str, set[str]]] = {rid: {lv: set() for lv in LEVELS} for rid in statuses}
+    for result in report.results:
+        verdicts = _level_verdicts(result)
+        outcome = str(result.get("raw_outcome") or result.get("outcome"))
+        for rid in result.get("spec", []):
+            status = statuses.get(rid)
+            if status is None:
+                continue
+            status.scenarios[outcome] += 1
+            for level, verdict in verdicts.items():
+                seen[rid][level].add(verdict)
+                if verdict == "fail":
+                    status.failing.setdefault(level, []).append(str(result.get("id")))
+    for rid, status in statuses.items():
+        for level in LEVELS:
+            verdicts = seen[rid][level]
+            if "fail" in verdicts:
+                status.levels[level] = DISAGREES
+            elif "pass" in verdicts:
+                status.levels[level] = AGREES
+            else:
+                status.levels[level] = NOT_OBSERVABLE
+    return list(statuses.values())
+
+
+def summarize(statuses: Iterable[IdStatus]) -> dict[str, Counter[str]]:
+    """``overall`` and each level -> counts of agrees / disagrees / not observable."""
+    out: dict[str, Counter[str]] = {"overall": Counter(), **{lv: Counter() for lv in LEVELS}}
+    for status in statuses:
+        out["overall"][status.overall] += 1
+        for level in LEVELS:
+            out[level][status.levels[level]] += 1
+    return out
+
+
+def _cell(counter: Counter[str]) -> str:
+    return " / ".join(str(counter[k]) for k in (AGREES, DISAGREES, NOT_OBSERVABLE))
+
+
+def fidelity_markdown(report: Report, spec_text: str, *, command: str, date: str) -> str:
+    """The fidelity page: what was measured, the counts, one table per SPEC section."""
+    statuses = id_statuses(report, spec_text)
+    counts = summarize(statuses)
+    implementation = report.header.get("implementation") or {}
+    name = f"{implementation.get('name', '?')} {implementation.get('version', '?')}"
+    lines = [
+        f"# Fidelity: {name} against SPEC.md",
+        "",
+        f"- measured: {date}, toolconf {report.header.get('toolconf', '?')}, "
+        f"implementation `{report.header.get('impl', '?')}` ({name})",
+        f"- regenerate: `{command}`",
+        f"- scenarios: {len(report.results)}; requirements: {len(statuses)}",
+        "",
+        "Each SPEC ID is marked per assertion level (SPEC.md PROTO-LEVEL-1): **agrees** (every "
+        "observed assertion of the scenarios citing it held), **disagrees** (one failed; a crash "
+        "or timeout is a behaviour disagreement), **not observable** (nothing citing it could be "
+        "observed at that level).",
+        "",
+        "| | agrees / disagrees / not observable |",
+        "|---|---|",
+        f"| overall | {_cell(counts['overall'])} |",
+        *(f"| {level} | {_cell(counts[level])} |" for level in LEVELS),
+        "",
+    ]
+    section = None
+    for status in statuses:
+        if status.section != section:
+            section = status.section
+            lines += [
+                "",
+                f"## {section}",
+                "",
+                "| ID | level | overall | behaviour | identity | rendering | scenarios | "
+                "first disagreeing scenarios |",
+                "|---|---|---|---|---|---|---|---|",
+            ]
+        ran = ", ".join(f"{k} {v}" for k, v in sorted(status.scenarios.items())) or "none"
+        failing = sorted({s for ids in status.failing.values() for s in ids})
+        shown = ", ".join(f"`{s}`" for s in failing[:3]) + (" …" if len(failing) > 3 else "")
+        lines.append(
+            f"| {status.requirement.id} | {status.requirement.level} | **{status.overall}** | "
+            + " | ".join(status.levels[level] for level in LEVELS)
+            + f" | {ran} | {shown} |"
+        )
+    return "\n".join(lines) + "\n"
