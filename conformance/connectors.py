@@ -38,6 +38,7 @@ from conformance.errors import (
     AdapterFailure,
     AdapterInternalError,
     AdapterTimeout,
+    AdapterUnsupported,
     ConformanceError,
     ProtocolError,
 )
@@ -216,6 +217,8 @@ class _BaseConnector:
                 raise AdapterInternalError(
                     f"adapter failed on {cmd!r} (internal): {error['message']}{detail}"
                 )
+            if error["kind"] == "unsupported":  # PROTO-UNSUPPORTED-1
+                raise AdapterUnsupported(f"{cmd} not supported: {error['message']}")
             raise AdapterError(f"adapter refused {cmd!r} ({error['kind']}): {error['message']}")
         return response
 

@@ -20,6 +20,7 @@ __all__ = [
     "AdapterFailure",
     "AdapterInternalError",
     "AdapterTimeout",
+    "AdapterUnsupported",
     "ConformanceError",
     "Problem",
     "ProtocolError",
@@ -126,6 +127,19 @@ class AdapterError(AdapterFailure):
     """
 
     kind = "adapter_error"
+    restart = False
+
+
+class AdapterUnsupported(AdapterFailure):
+    """The adapter answered ``kind: "unsupported"`` (PROTO-UNSUPPORTED-1).
+
+    It cannot be given what the scenario sets up or sends (a settings source
+    with no counterpart, say), so the scenario is not applicable; it keeps
+    serving.
+    """
+
+    outcome = "not_applicable"
+    kind = "unsupported"
     restart = False
 
 
