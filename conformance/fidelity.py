@@ -122,8 +122,8 @@ def _level_verdicts(result: Mapping[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     for level in LEVELS:
         entry = levels.get(level) or {}
-        verdict = entry.get("verdict") if isinstance(entry, Mapping) else None
-        out[level] = {"pass": "pass", "fail": "fail"}.get(str(verdict), "unobserved")
+        found = entry.get("verdict") if isinstance(entry, Mapping) else None
+        out[level] = {"pass": "pass", "fail": "fail"}.get(str(found), "unobserved")
     return out
 
 
@@ -150,10 +150,10 @@ def id_statuses(report: Report, spec_text: str) -> list[IdStatus]:
                     status.failing.setdefault(level, []).append(str(result.get("id")))
     for rid, status in statuses.items():
         for level in LEVELS:
-            verdicts = seen[rid][level]
-            if "fail" in verdicts:
+            observed = seen[rid][level]
+            if "fail" in observed:
                 status.levels[level] = DISAGREES
-            elif "pass" in verdicts:
+            elif "pass" in observed:
                 status.levels[level] = AGREES
             else:
                 status.levels[level] = NOT_OBSERVABLE
