@@ -216,7 +216,9 @@ class _BaseConnector:
                 raise AdapterInternalError(
                     f"adapter failed on {cmd!r} (internal): {error['message']}{detail}"
                 )
-            raise AdapterError(f"adapter refused {cmd!r} ({error['kind']}): {error['message']}")
+            raise AdapterError(
+                f"adapter refused {cmd!r} ({error['kind']}): {error['message']}", error["kind"]
+            )
         return response
 
 

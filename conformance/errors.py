@@ -128,6 +128,11 @@ class AdapterError(AdapterFailure):
     kind = "adapter_error"
     restart = False
 
+    def __init__(self, message: str, error_kind: str = "bad_request") -> None:
+        self.error_kind = error_kind
+        """The ``kind`` of the error answer (PROTO-BAD-1: ``bad_request``)."""
+        super().__init__(message)
+
 
 class AdapterInternalError(AdapterFailure):
     """The adapter answered ``kind: "internal"`` (PROTO-INTERNAL-1): it failed on its own.
