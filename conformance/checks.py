@@ -54,6 +54,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Final
 
 from conformance.matchers import MISSING, Mismatch, is_matcher, match, match_events
@@ -250,14 +251,16 @@ def _check_outcome(tally: Tally, want: Any, answer: Mapping[str, Any], path: str
     for key, value in keys.items():
         level, names = _outcome_key(str(key))
         if subset:
-            tally.check(level, names, lambda k=key, v=value: match({"json_subset": {k: v}}, actual, path))
+            tally.check(level, names, partial(match, {"json_subset": {key: value}}, actual, path))
         else:
-            one = (
-                {key: actual[key]} if isinstance(actual, Mapping) and key in actual else {}
-            )
-            tally.check(level, names, lambda k=key, v=value, a=one: match({k: v}, a, path))
+            one = {key: actual[key]} if isinstance(actual, Mapping) and key in actual else {}
+            tally.check(level, names, partial(match, {key: value}, one, path))
     if not subset:
-        extra = {k: v for k, v in actual.items() if k not in keys} if isinstance(actual, Mapping) else {}
+        extra = (
+            {k: v for k, v in actual.items() if k not in keys}
+            if isinstance(actual, Mapping)
+            else {}
+        )
         tally.check(IDENTITY, ("outcome",), lambda: match({}, extra, path))
 
 
@@ -273,43 +276,50 @@ def _event_types(check: str, operand: Any) -> set[str]:
     return types
 
 
+def _event_check(
+    check: str, operand: Any, index: int, events: Sequence[Mapping[str, Any]], path: str
+) -> list[Mismatch]:
+    """One event check: ``operand`` is item ``index`` of a list check, or the whole value."""
+    if check in ("max_concurrent", "sequence"):
+        return match_events({check: operand}, events, path)
+    # match_events numbers the one item 0: give it back its place in the list
+    head = f"{path}.{check}[0]"
+    return [
+        replace(m, path=f"{path}.{check}[{index}]" + m.path[len(head) :])
+        if m.path.startswith(head)
+        else m
+        for m in match_events({check: [operand]}, events, path)
+    ]
+
+
 def _check_events(
     tally: Tally, expect: Mapping[str, Any], events: Sequence[Mapping[str, Any]], path: str
 ) -> None:
     """Event expectations, one assertion per check (pair, pattern, limit, sequence)."""
     for check, operand in expect.items():
-        items: list[tuple[Mapping[str, Any], Any]]
-        if check in ("max_concurrent", "sequence"):
-            items = [({check: operand}, operand)]
-        else:
-            items = [({check: [item]}, item) for item in operand]
-        for i, (one, item) in enumerate(items):
+        whole = check in ("max_concurrent", "sequence")
+        items = [operand] if whole else list(operand)
+        for i, item in enumerate(items):
             names = ("events", *(f"events.{t}" for t in sorted(_event_types(check, item))))
-
-            def run(one: Mapping[str, Any] = one, i: int = i) -> list[Mismatch]:
-                found = match_events(one, events, path)
-                if check in ("max_concurrent", "sequence"):
-                    return found
-                # renumber "events.before[0]" to the item's index in the whole list
-                head = f"{path}.{check}[0]"
-                return [
-                    replace(m, path=f"{path}.{check}[{i}]" + m.path[len(head) :])
-                    if m.path.startswith(head)
-                    else m
-                    for m in found
-                ]
-
-            tally.check(BEHAVIOUR, names, run)
+            tally.check(BEHAVIOUR, names, partial(_event_check, check, item, i, events, path))
 
 
-def _check_result(tally: Tally, expect: Mapping[str, Any], answer: Mapping[str, Any], tool_use_id: str, prefix: str) -> None:
+def _check_result(
+    tally: Tally,
+    expect: Mapping[str, Any],
+    answer: Mapping[str, Any],
+    tool_use_id: str,
+    prefix: str,
+) -> None:
     echoed = _result(answer).get("tool_use_id", MISSING)
     tally.check(
         BEHAVIOUR,
         (),
-        lambda: [Mismatch(f"{prefix}tool_result.tool_use_id", tool_use_id, echoed)]
-        if echoed != tool_use_id
-        else [],
+        lambda: (
+            [Mismatch(f"{prefix}tool_result.tool_use_id", tool_use_id, echoed)]
+            if echoed != tool_use_id
+            else []
+        ),
     )
     for name, want in expect.items():
         path = f"{prefix}{name}"
@@ -322,18 +332,12 @@ def _check_result(tally: Tally, expect: Mapping[str, Any], answer: Mapping[str, 
             shown = _shown_expectation(want)
             if shown is not None and _is_success(expect, answer):
                 normal, reminders = shown
-                tally.check(
-                    BEHAVIOUR,
-                    (),
-                    lambda w=normal, r=reminders: match(w, shown_view(actual, reminders=r), path),
-                )
-            tally.check(RENDERING, (), lambda w=want: match(w, actual, path))
+                seen = shown_view(actual, reminders=reminders)
+                tally.check(BEHAVIOUR, (), partial(match, normal, seen, path))
+            tally.check(RENDERING, (), partial(match, want, actual, path))
         else:
-            tally.check(
-                _FIELD_LEVELS[name],
-                (name,),
-                lambda n=name, w=want, p=path: match(w, FIELDS[n](answer), p),
-            )
+            got = FIELDS[name](answer)
+            tally.check(_FIELD_LEVELS[name], (name,), partial(match, want, got, path))
 
 
 def check_call(
@@ -359,7 +363,7 @@ def check_tools(
     tally = Tally(unreported=unreported)
     for key in ("tools", "deferred"):
         if key in expect:
-            tally.check(RENDERING, (), lambda k=key: match(expect[k], answer[k], k))
+            tally.check(RENDERING, (), partial(match, expect[key], answer[key], key))
     return tally
 
 

@@ -4,8 +4,9 @@
 files, ``begin``, every step in order, the final file checks, ``end``. A
 mismatch never stops it (PROTO-LEVEL-1): every assertion is evaluated, each
 counted under its level; only a failure of the implementation itself (crash,
-timeout, protocol violation) or of the scenario stops it. ``levels`` says which
-levels decide ``pass`` / ``fail``; the others are still evaluated and reported. ``Runner`` runs many: it starts the connector
+timeout, protocol violation) or of the scenario stops it. ``levels`` says
+which levels decide ``pass`` / ``fail``; the others are still evaluated and
+reported. ``Runner`` runs many: it starts the connector
 once, restarts it (replaying ``hello``) after a crash, timeout or protocol
 error, and decides applicability from the features the implementation
 declared. Neither ever raises for a problem of the scenario or of the
@@ -27,14 +28,14 @@ import time
 import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from conformance.connectors import Connector
-from conformance.errors import AdapterFailure, ConformanceError, ScenarioError
 from conformance.checks import BEHAVIOUR, LEVELS, Tally
-from conformance.errors import AdapterError
+from conformance.connectors import Connector
+from conformance.errors import AdapterError, AdapterFailure, ConformanceError, ScenarioError
 from conformance.protocol import Hello, check_ok
 from conformance.results import Outcome, ScenarioResult, level_counts
 from conformance.sandbox import Sandbox
@@ -149,7 +150,7 @@ class _Execution:
             where = "final"
             final = Tally(unreported=self._unreported)
             for want in self.scenario.final:
-                final.check(BEHAVIOUR, (), lambda w=want: self.sandbox.check_final([w]))
+                final.check(BEHAVIOUR, (), partial(self.sandbox.check_final, [want]))
             self._count(final, None, where)
             where = "end"
             self._end()
@@ -209,7 +210,11 @@ class _Execution:
         where = self.places.get(first.step, "")
         more = f" (+{len(deciding) - 1} more)" if len(deciding) > 1 else ""
         return replace(
-            result, outcome=Outcome.FAIL, step=first.step, where=where, message=f"{where}: {first}{more}"
+            result,
+            outcome=Outcome.FAIL,
+            step=first.step,
+            where=where,
+            message=f"{where}: {first}{more}",
         )
 
     # -- session -----------------------------------------------------------

@@ -268,7 +268,7 @@ class MessageStep(Step):
     def describe(self) -> str:
         return "message " + ", ".join(c.name for c in self.calls)
 
-    def run(self, context: StepContext) -> list[Mismatch]:
+    def run(self, context: StepContext) -> Tally:
         uses = [context.tool_use(c) for c in self.calls]
         request: dict[str, Any] = {"cmd": "message", "content": uses}
         if self.streaming:

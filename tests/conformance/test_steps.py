@@ -231,7 +231,9 @@ def test_a_raw_step_sends_as_written_and_takes_an_error_answer_as_data(
 
 
 def test_a_raw_step_without_a_response_expectation_checks_nothing(sandbox: Sandbox) -> None:
-    assert parse_step({"raw": {"cmd": "tools"}}, None).run(context(sandbox, {"x": 1})).mismatches == []
+    assert (
+        parse_step({"raw": {"cmd": "tools"}}, None).run(context(sandbox, {"x": 1})).mismatches == []
+    )
 
 
 def test_step_problems_are_relative_to_the_step() -> None:
