@@ -13,7 +13,14 @@ from typing import Any, ClassVar
 import pytest
 
 from conformance.baseline import Baseline, diff_baseline, load_baseline, merge_baseline
-from conformance.checks import BEHAVIOUR, IDENTITY, RENDERING, check_call, shown_view
+from conformance.checks import (
+    BEHAVIOUR,
+    IDENTITY,
+    RENDERING,
+    check_call,
+    check_message,
+    shown_view,
+)
 from conformance.cli import main
 from conformance.connectors import ConnectorOptions, DirectConnector
 from conformance.console import describe_result, format_levels, level_figures, level_lines
@@ -161,6 +168,21 @@ def test_unreported_event_types_and_all_events() -> None:
     assert (everything.mismatches, everything.not_observed[BEHAVIOUR]) == ([], 2)
 
 
+def test_a_message_checks_batches_and_events_as_behaviour_unless_unreported() -> None:
+    first = answer()
+    response = {"results": [first], "batches": [["t1"]], "events": first["events"]}
+    expect = {"batches": [["x"]], "events": {"max_concurrent": 0}, "results": [{"stage": "call"}]}
+    tally = check_message(expect, response, ["t1"])
+    assert levels_of(tally.mismatches) == [
+        ("results[0].stage", IDENTITY),
+        ("batches[0][0]", BEHAVIOUR),
+        ("events.max_concurrent", BEHAVIOUR),
+    ]
+    quiet = check_message(expect, response, ["t1"], unreported=frozenset({"batches", "events"}))
+    assert levels_of(quiet.mismatches) == [("results[0].stage", IDENTITY)]
+    assert quiet.not_observed[BEHAVIOUR] == 2
+
+
 # -- not observed, through a whole run --------------------------------------------------
 
 
@@ -257,6 +279,24 @@ def test_the_deciding_levels_choose_pass_or_fail_and_the_rest_is_still_reported(
     assert lenient.outcome is Outcome.PASS
     assert lenient.verdict(IDENTITY) is Verdict.FAIL
     assert levels_of(list(lenient.mismatches)) == [("stage", IDENTITY)]
+
+
+def test_run_levels_behaviour_passes_a_run_that_fails_only_in_identity(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    scenario = tmp_path / "a" / "s.yaml"
+    scenario.parent.mkdir()
+    scenario.write_text(
+        "id: s\ntitle: t\nspec: [A-1]\nlevel: SHOULD\n"
+        "steps:\n  - call: {name: Read}\n    expect: {is_error: false, error_name: Nope}\n"
+    )
+    args = ["run", str(scenario), "--impl", "direct:conformance.fake_adapter:FakeEngine"]
+    assert main([*args, "--no-progress"]) == 1
+    assert "failing scenarios: 1 SHOULD" in capsys.readouterr().out
+    assert main([*args, "--no-progress", "--levels", "behaviour"]) == 0
+    out = capsys.readouterr().out
+    assert "deciding levels: behaviour (the others are reported only)" in out
+    assert "levels: behaviour 100% (1/1), identity 0% (0/1), rendering - (0/0)" in out
 
 
 def test_run_levels_option_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
