@@ -337,7 +337,8 @@ def _check_result(
             tally.check(RENDERING, (), partial(match, want, actual, path))
         else:
             got = FIELDS[name](answer)
-            tally.check(_FIELD_LEVELS[name], (name,), partial(match, want, got, path))
+            names = _outcome_key(name)[1] if name in _OUTCOME_FIELDS else (name,)
+            tally.check(_FIELD_LEVELS[name], names, partial(match, want, got, path))
 
 
 def check_call(

@@ -159,6 +159,12 @@ def test_an_outcome_expectation_is_one_assertion_per_key() -> None:
     assert (literal.passed[IDENTITY], literal.failed[IDENTITY]) == (1, 1)  # stage; no other keys
 
 
+def test_an_outcome_field_is_unreported_by_its_name_or_as_an_outcome_key() -> None:
+    for name in ("stage", "outcome.stage"):
+        tally = check_call({"stage": "validate"}, answer(), "t1", unreported=frozenset({name}))
+        assert (tally.mismatches, tally.not_observed[IDENTITY]) == ([], 1)
+
+
 def test_unreported_event_types_and_all_events() -> None:
     expect = {"events": {"contains": [{"type": "hook"}], "before": [["t1", "t1"]]}}
     hooks = check_call(expect, answer(), "t1", unreported=frozenset({"events.hook"}))
