@@ -132,8 +132,21 @@ class _Execution:
         return self._unreported
 
     def _count(self, found: Tally, step: int | None, where: str) -> None:
+        """Add a step's assertions; a mismatch's path names no sandbox directory.
+
+        A path can hold an expanded placeholder (``{root}`` in a key); written
+        back as the placeholder, it is the same in every run, as a baseline's
+        failure signature must be.
+        """
         if found.mismatches:
             self.places.setdefault(step, where)
+        root, base = str(self.sandbox.root), str(self.sandbox.base)
+        found.mismatches = [
+            replace(m, path=m.path.replace(root, "{root}").replace(base, "{sandbox}"))
+            if base in m.path
+            else m
+            for m in found.mismatches
+        ]
         self.tally.add(found, step)
 
     def run(self, base: ScenarioResult) -> ScenarioResult:

@@ -278,6 +278,17 @@ def test_a_scenario_with_two_failing_steps_reports_both_and_the_final_checks() -
     assert 'final [behaviour] final.files["never.txt"]: the file does not exist' in text
 
 
+def test_a_mismatch_path_names_the_placeholder_not_the_sandbox() -> None:
+    result = run(
+        "steps:\n  - call: {name: Read}\n    expect: {output: {json_subset: {'{root}/a': 1}}}\n"
+    )
+    assert [m.path for m in result.mismatches] == ["output"]
+    keyed = run(
+        "steps:\n  - call: {name: Read}\n    expect: {outcome: {json_subset: {'{root}/a': 1}}}\n"
+    )
+    assert [m.path for m in keyed.mismatches] == ["outcome.{root}/a"]
+
+
 def test_the_deciding_levels_choose_pass_or_fail_and_the_rest_is_still_reported() -> None:
     text = "steps:\n  - call: {name: Read}\n    expect: {is_error: false, stage: validate}\n"
     assert run(text).outcome is Outcome.FAIL
