@@ -372,7 +372,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _print_summary(results: list[ScenarioResult], console: TextIO) -> int:
     bad = [r for r in results if r.bad]
-    for result in [r for r in results if r.outcome is Outcome.XFAIL] + bad:
+    differing = [r for r in results if r.outcome is Outcome.PASS and r.mismatches]
+    for result in differing + [r for r in results if r.outcome is Outcome.XFAIL] + bad:
         print("\n" + describe_result(result), file=console)
     print("\n" + format_table("level", summarize(results, lambda r: r.level)), file=console)
     print("\n" + format_table("area", summarize(results, lambda r: r.area)), file=console)

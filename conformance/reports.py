@@ -168,6 +168,11 @@ def _markdown(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> 
     out.write("## Levels\n\n" + _level_table(results) + "\n\n")
     out.write(format_table("level", summarize(results, lambda r: r.level), markdown=True) + "\n\n")
     out.write(format_table("area", summarize(results, lambda r: r.area), markdown=True) + "\n\n")
+    differing = [r for r in results if r.outcome is Outcome.PASS and r.mismatches]
+    if differing:
+        out.write("## Passing, with differences in levels that did not decide\n\n")
+        for result in differing:
+            out.write("```\n" + describe_result(result).replace("```", "'''") + "\n```\n\n")
     bad = [r for r in results if r.bad or r.outcome is Outcome.XFAIL]
     if bad:
         out.write("## Not passing\n\n")
@@ -213,7 +218,7 @@ def _html(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> None
         out.write(f"<pre>{e(format_table(title, summarize(results, key)))}</pre><br>\n")
     out.write("<table><tr><th>scenario</th><th>outcome</th><th>spec</th><th>details</th></tr>\n")
     for r in results:
-        details = describe_result(r) if r.outcome is not Outcome.PASS else ""
+        details = describe_result(r) if r.outcome is not Outcome.PASS or r.mismatches else ""
         out.write(
             f"<tr class='{e(str(r.outcome))}'>"
             f"<td>{e(r.area)}/{e(r.id)}<br><small>{e(r.title)}</small></td>"

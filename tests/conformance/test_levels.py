@@ -314,6 +314,8 @@ def test_run_levels_behaviour_passes_a_run_that_fails_only_in_identity(
     out = capsys.readouterr().out
     assert "deciding levels: behaviour (the others are reported only)" in out
     assert "levels: behaviour 100% (1/1), identity 0% (0/1), rendering - (0/0)" in out
+    assert "PASS s  t" in out  # still listed, with the difference
+    assert "step 1 [identity] error_name: expected 'Nope', got null" in out
 
 
 def test_run_levels_option_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
