@@ -10,7 +10,8 @@ field             reads                                       level
 ``content``       the text of ``tool_result.content``: the    behaviour on the shown view
                   string, or its text blocks joined with      (success only, literal,
                   ``"\\n"``                                    ``contains``,
-                                                              ``not_contains``), and
+                                                              ``not_contains``, an
+                                                              ``all_of`` of those), and
                                                               rendering on the raw text
 ``blocks``        ``tool_result.content`` as blocks           rendering
 ``stage``         ``outcome.stage``                           identity
@@ -129,8 +130,8 @@ def _shown_expectation(want: Any) -> tuple[Any, bool] | None:
     """``want`` normalized for the shown view and whether reminders count, or None.
 
     None: the expectation is rendering-only. A literal is the text without its
-    reminders; ``contains`` and ``not_contains`` search what reminders say too,
-    since the model reads them.
+    reminders; ``contains`` and ``not_contains`` (alone, or all the parts of an
+    ``all_of``) search what reminders say too, since the model reads them.
     """
     if isinstance(want, str):
         return shown_view(want), False
@@ -138,6 +139,10 @@ def _shown_expectation(want: Any) -> tuple[Any, bool] | None:
         ((name, operand),) = want.items()
         if name in _SHOWN_MATCHERS and isinstance(operand, str):
             return {name: shown_view(operand, reminders=True)}, True
+        if name == "all_of" and isinstance(operand, list) and operand:
+            parts = [_shown_expectation(item) for item in operand]
+            if all(p is not None and p[1] for p in parts):
+                return {"all_of": [p[0] for p in parts if p is not None]}, True
     return None
 
 

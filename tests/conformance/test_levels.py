@@ -127,6 +127,15 @@ def test_content_of_a_success_is_judged_on_the_shown_view_and_on_the_raw_text() 
     assert levels_of(absent.mismatches) == [("content", BEHAVIOUR)]
 
 
+def test_an_all_of_of_substring_checks_is_judged_on_the_shown_view_too() -> None:
+    want = {"all_of": [{"contains": "     1\ta"}, {"not_contains": "     2\tz"}]}
+    tally = check_call({"content": want}, answer("1→a\n2→b"), "t1")
+    assert levels_of(tally.mismatches) == [("content", RENDERING)]
+    assert tally.passed[BEHAVIOUR] == 2  # the echoed id and the shown view
+    mixed = {"all_of": [{"contains": "a"}, {"regex": "a"}]}
+    assert check_call({"content": mixed}, answer("a"), "t1").passed[BEHAVIOUR] == 1
+
+
 def test_a_regex_and_an_error_text_are_rendering_only() -> None:
     regex = check_call({"content": {"regex": "^ +1\\thello"}}, answer("1\thello"), "t1")
     assert levels_of(regex.mismatches) == [("content", RENDERING)]
