@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, ClassVar
@@ -30,10 +31,11 @@ from conformance.matchers import Mismatch
 from conformance.mutants import Mutant
 from conformance.mutants.orchestrate import Killer, SuiteRun, judge
 from conformance.protocol import parse_hello
+from conformance.registry import DEFAULT_SCENARIOS as SCENARIOS
 from conformance.reports import RunInfo, write_report
 from conformance.results import LevelCount, Outcome, ScenarioResult, Verdict
 from conformance.runner import Runner
-from conformance.scenario import parse_scenario
+from conformance.scenario import load_scenario, parse_scenario
 
 HEAD = "id: sample\ntitle: t\nspec: [A-1]\nlevel: MUST\n"
 OPTIONS = ConnectorOptions(timeout=5.0)
@@ -331,6 +333,47 @@ def test_run_levels_option_is_checked(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit):
         main(["run", "--levels", "behaviour,looks"])
     assert "unknown level looks" in capsys.readouterr().err
+
+
+class RenderedOtherwise:
+    """The reference with Read's lines numbered ``N\\t`` and a reminder appended, error texts
+    reworded, and no ``stage``, ``error_code`` or ``error_name`` reported: what an
+    implementation that behaves the same and says it otherwise looks like."""
+
+    def __init__(self) -> None:
+        from reference.engine import Engine  # noqa: PLC0415  (the unit tests of the runner need no engine)
+
+        self.engine = Engine()
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        response = self.engine.handle(request)
+        if request.get("cmd") == "hello":
+            response["unreported"] = ["stage", "error_code", "error_name"]
+        result = response.get("tool_result")
+        if result and isinstance(result.get("content"), str):
+            text = result["content"]
+            if result.get("is_error"):
+                result["content"] = f"Error: {text}"
+            elif (numbered := re.sub(r"^ *(\d+)\t", r"\1\t", text, flags=re.M)) != text:
+                result["content"] = f"{numbered}\n<system-reminder>Mind malware.</system-reminder>"
+        return response
+
+
+def test_an_implementation_that_only_renders_otherwise_passes_in_behaviour() -> None:
+    scenarios = [
+        load_scenario(SCENARIOS / "read" / f"{name}.yaml")
+        for name in (
+            "read-format-cat-n-lines",
+            "read-binary-nul-refused",
+            "read-dedup-not-after-edit",
+        )
+    ]
+    with Runner(DirectConnector(RenderedOtherwise, options=OPTIONS), levels=(BEHAVIOUR,)) as runner:
+        results = [runner.run(s) for s in scenarios]
+    assert [r.outcome for r in results] == [Outcome.PASS] * 3, [r.message for r in results]
+    assert all(r.verdict(BEHAVIOUR) is Verdict.PASS for r in results)
+    assert {r.verdict(IDENTITY) for r in results} <= {Verdict.NOT_OBSERVED, Verdict.NONE}
+    assert any(r.verdict(RENDERING) is Verdict.FAIL for r in results)
 
 
 # -- bad_request to a valid request ---------------------------------------------------
