@@ -7,6 +7,7 @@ running scenarios under pytest. The names below are the programmatic API.
 
 __version__ = "0.1.0"
 
+from conformance.checks import LEVELS
 from conformance.connectors import (
     Connector,
     ConnectorOptions,
@@ -27,11 +28,12 @@ from conformance.errors import (
     VersionMismatch,
 )
 from conformance.protocol import PROTOCOL_VERSION, Hello
-from conformance.results import Outcome, ScenarioResult
+from conformance.results import LevelCount, Outcome, ScenarioResult, Verdict
 from conformance.runner import Runner, run_scenario
 from conformance.scenario import Scenario, load_scenario, load_scenarios, parse_scenario
 
 __all__ = [
+    "LEVELS",
     "PROTOCOL_VERSION",
     "AdapterCrash",
     "AdapterError",
@@ -42,6 +44,7 @@ __all__ = [
     "ConnectorOptions",
     "DirectConnector",
     "Hello",
+    "LevelCount",
     "Outcome",
     "ProtocolError",
     "Runner",
@@ -50,6 +53,7 @@ __all__ = [
     "ScenarioLoadError",
     "ScenarioResult",
     "StdioConnector",
+    "Verdict",
     "VersionMismatch",
     "__version__",
     "connect",

@@ -1,35 +1,85 @@
-"""Checking a call or message answer against a step's ``expect``.
+"""Checking an answer against a step's ``expect``, one assertion at a time, each with a level.
 
-The fields a scenario can name, and what each one reads from the answer:
+The fields a scenario can name, what each one reads from the answer, and the
+level of the assertion it makes (SPEC.md PROTO-LEVEL-1):
 
-=============  ==========================================================
-``is_error``   ``tool_result.is_error`` (absent counts as false)
-``content``    the text of ``tool_result.content``: the string itself, or
-               the text blocks joined with ``"\\n"``
-``blocks``     ``tool_result.content`` as a list of blocks (a string
-               becomes one text block)
-``stage``      ``outcome.stage``
-``error_code`` ``outcome.error_code`` (absent counts as null)
-``error_name`` ``outcome.error_name`` (absent counts as null)
-``dedup``      ``outcome.dedup`` (absent counts as false)
-``output``     the structured output: the answer's ``output``, else
-               ``outcome.output``
-``outcome``    the whole ``outcome`` object
-``tool_result`` the whole ``tool_result`` object
-``events``     event-order checks (``matchers.match_events``)
-=============  ==========================================================
+================  ==========================================  ==========================
+field             reads                                       level
+================  ==========================================  ==========================
+``is_error``      ``tool_result.is_error`` (absent: false)    behaviour
+``content``       the text of ``tool_result.content``: the    behaviour on the shown view
+                  string, or its text blocks joined with      (success only, literal,
+                  ``"\\n"``                                    ``contains``,
+                                                              ``not_contains``, an
+                                                              ``all_of`` of those), and
+                                                              rendering on the raw text
+``blocks``        ``tool_result.content`` as blocks           rendering
+``stage``         ``outcome.stage``                           identity
+``error_code``    ``outcome.error_code`` (absent: null)       identity
+``error_name``    ``outcome.error_name`` (absent: null)       identity
+``dedup``         ``outcome.dedup`` (absent: false)           behaviour
+``output``        the answer's ``output``, else               rendering
+                  ``outcome.output``
+``outcome``       the whole ``outcome``, one assertion per    ``dedup``: behaviour,
+                  top-level key of the expectation            ``output``: rendering,
+                                                              every other key: identity
+``tool_result``   the whole ``tool_result``                   rendering
+``events``        event checks (``matchers.match_events``),   behaviour
+                  one assertion per check
+``batches``       the message's partition                     behaviour
+(echoed id)       every result echoes its tool_use id         behaviour
+``tools`` step    the ``tools`` answer                        rendering
+``raw`` step      the whole answer                            rendering
+final files       bytes, mode, absence on disk                behaviour
+================  ==========================================  ==========================
 
-Besides what ``expect`` names, every result must echo its tool_use id.
+The **shown view** of a text is what a model reads of it, whatever the
+rendering: ``<system-reminder>`` blocks removed, a line-number prefix
+(``^\\s*N`` then a tab or ``→``) rewritten to ``N\\t``, and trailing numbered
+empty lines and trailing whitespace dropped. A literal expectation is compared
+with it, normalized the same way; the operands of ``contains`` /
+``not_contains`` too, but they search what the reminders say as well (only
+their tags go), since a model reads a reminder: an empty file's warning is
+one. ``regex`` and the other matchers stay rendering-only.
+Whether a result is a success is decided by the expectation (``is_error:
+true``, or a ``stage`` other than ``done``, means an error result), else by the
+actual ``is_error``; an error's text is rendering only.
+
+An assertion on a field the implementation declared in hello's ``unreported``
+(PROTO-UNREPORTED-1) is *not observed*: counted, never run, never a failure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any, Final
 
-from conformance.matchers import MISSING, Mismatch, match, match_events
+from conformance.matchers import MISSING, Mismatch, is_matcher, match, match_events
 
-__all__ = ["FIELDS", "blocks_view", "check_call", "check_message", "check_tools", "text_view"]
+__all__ = [
+    "BEHAVIOUR",
+    "FIELDS",
+    "IDENTITY",
+    "LEVELS",
+    "RENDERING",
+    "Tally",
+    "blocks_view",
+    "check_call",
+    "check_message",
+    "check_tools",
+    "shown_view",
+    "text_view",
+]
+
+BEHAVIOUR: Final = "behaviour"
+IDENTITY: Final = "identity"
+RENDERING: Final = "rendering"
+LEVELS: Final = (BEHAVIOUR, IDENTITY, RENDERING)
+"""The assertion levels, in the order reports give them."""
 
 
 def text_view(content: Any) -> Any:
@@ -48,6 +98,92 @@ def blocks_view(content: Any) -> Any:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     return content
+
+
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+_REMINDER_TAG = re.compile(r"</?system-reminder>")
+_LINE_NUMBER = re.compile(r"^[^\S\n]*(\d+)(?:\t|→)", re.MULTILINE)
+_NUMBERED_EMPTY = re.compile(r"\d+\t[^\S\n]*")
+
+
+def shown_view(text: Any, *, reminders: bool = False) -> Any:
+    """What a model is shown of ``text``, rendering aside (PROTO-LEVEL-1); non-strings as is.
+
+    Reminder blocks go (with ``reminders``, only their tags: what they say
+    stays), ``     1\\tx`` and ``1→x`` both become ``1\\tx``, and numbered
+    empty lines and whitespace at the end go.
+    """
+    if not isinstance(text, str):
+        return text
+    text = (_REMINDER_TAG if reminders else _REMINDER).sub("", text)
+    text = _LINE_NUMBER.sub(lambda m: f"{m.group(1)}\t", text)
+    lines = text.split("\n")
+    while lines and (not lines[-1].strip() or _NUMBERED_EMPTY.fullmatch(lines[-1])):
+        lines.pop()
+    return "\n".join(lines).rstrip()
+
+
+_SHOWN_MATCHERS: Final = ("contains", "not_contains")
+
+
+def _shown_expectation(want: Any) -> tuple[Any, bool] | None:
+    """``want`` normalized for the shown view and whether reminders count, or None.
+
+    None: the expectation is rendering-only. A literal is the text without its
+    reminders; ``contains`` and ``not_contains`` (alone, or all the parts of an
+    ``all_of``) search what reminders say too, since the model reads them.
+    """
+    if isinstance(want, str):
+        return shown_view(want), False
+    if is_matcher(want):
+        ((name, operand),) = want.items()
+        if name in _SHOWN_MATCHERS and isinstance(operand, str):
+            return {name: shown_view(operand, reminders=True)}, True
+        if name == "all_of" and isinstance(operand, list) and operand:
+            parts = [_shown_expectation(item) for item in operand]
+            if all(p is not None and p[1] for p in parts):
+                return {"all_of": [p[0] for p in parts if p is not None]}, True
+    return None
+
+
+@dataclass(slots=True)
+class Tally:
+    """The assertions of one step (or of a whole scenario): counts per level, and mismatches.
+
+    Each mismatch carries the level of its assertion; one failed assertion may
+    give several mismatches, and ``failed`` counts assertions.
+    """
+
+    unreported: frozenset[str] = frozenset()
+    mismatches: list[Mismatch] = field(default_factory=list)
+    passed: Counter[str] = field(default_factory=Counter)
+    failed: Counter[str] = field(default_factory=Counter)
+    not_observed: Counter[str] = field(default_factory=Counter)
+
+    def observed(self, fields: Iterable[str]) -> bool:
+        """False when the implementation said it cannot report one of ``fields``."""
+        return not any(f in self.unreported for f in fields)
+
+    def check(
+        self, level: str, fields: Iterable[str], run: Callable[[], Sequence[Mismatch]]
+    ) -> None:
+        """One assertion of ``level`` reading ``fields``: run it, unless one is unreported."""
+        if not self.observed(fields):
+            self.not_observed[level] += 1
+            return
+        found = run()
+        if not found:
+            self.passed[level] += 1
+            return
+        self.failed[level] += 1
+        self.mismatches.extend(replace(m, level=level) for m in found)
+
+    def add(self, other: Tally, step: int | None = None) -> None:
+        """Count ``other``'s assertions as this tally's too, its mismatches found in ``step``."""
+        self.mismatches.extend(replace(m, step=step) for m in other.mismatches)
+        self.passed.update(other.passed)
+        self.failed.update(other.failed)
+        self.not_observed.update(other.not_observed)
 
 
 def _result(answer: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -74,46 +210,190 @@ FIELDS: Mapping[str, Callable[[Mapping[str, Any]], Any]] = {
 }
 """Expectation field -> how to read it from one result (``tool_result`` + ``outcome``)."""
 
+_FIELD_LEVELS: Final[Mapping[str, str]] = {
+    "is_error": BEHAVIOUR,
+    "content": RENDERING,
+    "blocks": RENDERING,
+    "stage": IDENTITY,
+    "error_code": IDENTITY,
+    "error_name": IDENTITY,
+    "dedup": BEHAVIOUR,
+    "output": RENDERING,
+    "tool_result": RENDERING,
+}
+"""The level of an assertion on a field, where one field makes one assertion."""
 
-def check_call(
-    expect: Mapping[str, Any], answer: Mapping[str, Any], tool_use_id: str, prefix: str = ""
-) -> list[Mismatch]:
-    """Check one result against a call expectation (placeholders already expanded)."""
-    out: list[Mismatch] = []
-    echoed = _result(answer).get("tool_use_id", MISSING)
-    if echoed != tool_use_id:
-        out.append(Mismatch(f"{prefix}tool_result.tool_use_id", tool_use_id, echoed))
-    for name, want in expect.items():
-        if name == "events":
-            out.extend(match_events(want, answer.get("events", []), f"{prefix}events"))
+_OUTCOME_FIELDS: Final = frozenset({"stage", "error_code", "error_name", "dedup", "output"})
+"""Outcome keys that hello's ``unreported`` names bare; the others as ``outcome.KEY``."""
+
+
+def _outcome_key(key: str) -> tuple[str, tuple[str, ...]]:
+    """Level and unreported names of the assertion on outcome key ``key``."""
+    names = (key, f"outcome.{key}") if key in _OUTCOME_FIELDS else (f"outcome.{key}",)
+    return _FIELD_LEVELS.get(key, IDENTITY), names
+
+
+def _is_success(expect: Mapping[str, Any], answer: Mapping[str, Any]) -> bool:
+    """Whether the result counts as a success: the expectation says so, else the answer."""
+    if expect.get("is_error") is True:
+        return False
+    stage = expect.get("stage")
+    if isinstance(stage, str):
+        return stage == "done"
+    if expect.get("is_error") is False:
+        return True
+    return FIELDS["is_error"](answer) is not True
+
+
+def _check_outcome(tally: Tally, want: Any, answer: Mapping[str, Any], path: str) -> None:
+    """An ``outcome`` expectation, one assertion per top-level key (PROTO-LEVEL-1)."""
+    actual = FIELDS["outcome"](answer)
+    subset = is_matcher(want) and next(iter(want)) == "json_subset"
+    keys = want["json_subset"] if subset else want
+    if not isinstance(keys, Mapping) or is_matcher(keys):
+        tally.check(IDENTITY, ("outcome",), lambda: match(want, actual, path))
+        return
+    for key, value in keys.items():
+        level, names = _outcome_key(str(key))
+        if subset:
+            tally.check(level, names, partial(match, {"json_subset": {key: value}}, actual, path))
         else:
-            out.extend(match(want, FIELDS[name](answer), f"{prefix}{name}"))
-    return out
+            one = {key: actual[key]} if isinstance(actual, Mapping) and key in actual else {}
+            tally.check(level, names, partial(match, {key: value}, one, path))
+    if not subset:
+        extra = (
+            {k: v for k, v in actual.items() if k not in keys}
+            if isinstance(actual, Mapping)
+            else {}
+        )
+        tally.check(IDENTITY, ("outcome",), lambda: match({}, extra, path))
 
 
-def check_tools(expect: Mapping[str, Any], answer: Mapping[str, Any]) -> list[Mismatch]:
-    """Check a ``tools`` answer: the exported ``tools`` and the ``deferred`` names."""
+def _event_types(check: str, operand: Any) -> set[str]:
+    """The event types one event check reads (for ``events.TYPE`` in ``unreported``)."""
+    if check in ("before", "overlap", "max_concurrent"):
+        return {"tool_start", "tool_end"}
+    patterns = operand if check == "sequence" else [operand]
+    types = set()
+    for pattern in patterns:
+        if isinstance(pattern, Mapping) and isinstance(pattern.get("type"), str):
+            types.add(pattern["type"])
+    return types
+
+
+def _event_check(
+    check: str, operand: Any, index: int, events: Sequence[Mapping[str, Any]], path: str
+) -> list[Mismatch]:
+    """One event check: ``operand`` is item ``index`` of a list check, or the whole value."""
+    if check in ("max_concurrent", "sequence"):
+        return match_events({check: operand}, events, path)
+    # match_events numbers the one item 0: give it back its place in the list
+    head = f"{path}.{check}[0]"
     return [
-        m
-        for key in ("tools", "deferred")
-        if key in expect
-        for m in match(expect[key], answer[key], key)
+        replace(m, path=f"{path}.{check}[{index}]" + m.path[len(head) :])
+        if m.path.startswith(head)
+        else m
+        for m in match_events({check: [operand]}, events, path)
     ]
 
 
+def _check_events(
+    tally: Tally, expect: Mapping[str, Any], events: Sequence[Mapping[str, Any]], path: str
+) -> None:
+    """Event expectations, one assertion per check (pair, pattern, limit, sequence)."""
+    for check, operand in expect.items():
+        whole = check in ("max_concurrent", "sequence")
+        items = [operand] if whole else list(operand)
+        for i, item in enumerate(items):
+            names = ("events", *(f"events.{t}" for t in sorted(_event_types(check, item))))
+            tally.check(BEHAVIOUR, names, partial(_event_check, check, item, i, events, path))
+
+
+def _check_result(
+    tally: Tally,
+    expect: Mapping[str, Any],
+    answer: Mapping[str, Any],
+    tool_use_id: str,
+    prefix: str,
+) -> None:
+    echoed = _result(answer).get("tool_use_id", MISSING)
+    tally.check(
+        BEHAVIOUR,
+        (),
+        lambda: (
+            [Mismatch(f"{prefix}tool_result.tool_use_id", tool_use_id, echoed)]
+            if echoed != tool_use_id
+            else []
+        ),
+    )
+    for name, want in expect.items():
+        path = f"{prefix}{name}"
+        if name == "events":
+            _check_events(tally, want, answer.get("events", []), path)
+        elif name == "outcome":
+            _check_outcome(tally, want, answer, path)
+        elif name == "content":
+            actual = FIELDS["content"](answer)
+            shown = _shown_expectation(want)
+            if shown is not None and _is_success(expect, answer):
+                normal, reminders = shown
+                seen = shown_view(actual, reminders=reminders)
+                tally.check(BEHAVIOUR, (), partial(match, normal, seen, path))
+            tally.check(RENDERING, (), partial(match, want, actual, path))
+        else:
+            got = FIELDS[name](answer)
+            names = _outcome_key(name)[1] if name in _OUTCOME_FIELDS else (name,)
+            tally.check(_FIELD_LEVELS[name], names, partial(match, want, got, path))
+
+
+def check_call(
+    expect: Mapping[str, Any],
+    answer: Mapping[str, Any],
+    tool_use_id: str,
+    *,
+    unreported: frozenset[str] = frozenset(),
+) -> Tally:
+    """Check one call result against its expectation (placeholders already expanded)."""
+    tally = Tally(unreported=unreported)
+    _check_result(tally, expect, answer, tool_use_id, "")
+    return tally
+
+
+def check_tools(
+    expect: Mapping[str, Any],
+    answer: Mapping[str, Any],
+    *,
+    unreported: frozenset[str] = frozenset(),
+) -> Tally:
+    """Check a ``tools`` answer: the exported ``tools`` and the ``deferred`` names (rendering)."""
+    tally = Tally(unreported=unreported)
+    for key in ("tools", "deferred"):
+        if key in expect:
+            tally.check(RENDERING, (), partial(match, expect[key], answer[key], key))
+    return tally
+
+
 def check_message(
-    expect: Mapping[str, Any], answer: Mapping[str, Any], tool_use_ids: Sequence[str]
-) -> list[Mismatch]:
-    """Check a message answer: batch plan, each result in order, and events."""
-    out: list[Mismatch] = []
+    expect: Mapping[str, Any],
+    answer: Mapping[str, Any],
+    tool_use_ids: Sequence[str],
+    *,
+    unreported: frozenset[str] = frozenset(),
+) -> Tally:
+    """Check a message answer: each result in order, the batch plan, and events."""
+    tally = Tally(unreported=unreported)
     results: list[Mapping[str, Any]] = answer["results"]
     wanted: list[Any] = expect.get("results") or [None] * len(results)
     for i, (result, want, tool_use_id) in enumerate(
         zip(results, wanted, tool_use_ids, strict=True)
     ):
-        out.extend(check_call(want or {}, result, tool_use_id, prefix=f"results[{i}]."))
+        _check_result(tally, want or {}, result, tool_use_id, f"results[{i}].")
     if "batches" in expect:
-        out.extend(match(expect["batches"], answer.get("batches", MISSING), "batches"))
+        tally.check(
+            BEHAVIOUR,
+            ("batches",),
+            lambda: match(expect["batches"], answer.get("batches", MISSING), "batches"),
+        )
     if "events" in expect:
-        out.extend(match_events(expect["events"], answer.get("events", []), "events"))
-    return out
+        _check_events(tally, expect["events"], answer.get("events", []), "events")
+    return tally

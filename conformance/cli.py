@@ -28,17 +28,24 @@ import datetime
 import fnmatch
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from conformance import __version__
-from conformance.baseline import diff_baseline, load_baseline, merge_baseline, save_baseline
+from conformance.baseline import (
+    Baseline,
+    diff_baseline,
+    load_baseline,
+    merge_baseline,
+    save_baseline,
+)
 from conformance.bench import report as bench_report
 from conformance.bench.run import REFERENCE_LABEL, bench, reference_spec
 from conformance.bench.trace import AFTER_EDIT_SHARE, SEED_REREAD_SHARE
+from conformance.checks import LEVELS
 from conformance.connectors import ConnectorOptions, connect
-from conformance.console import Progress, describe_result, format_table, summarize
+from conformance.console import Progress, describe_result, format_table, level_lines, summarize
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
 from conformance.lint import LintPaths, lint
 from conformance.protocol import check_ok
@@ -92,6 +99,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_impl(run)
     run.add_argument("--features", help="comma-separated features to assume instead of the hello's")
+    run.add_argument(
+        "--levels",
+        type=_levels,
+        default=LEVELS,
+        metavar="L,...",
+        help="the assertion levels that decide pass or fail: behaviour, identity, rendering "
+        "(default all three; the others are still evaluated and reported)",
+    )
     run.add_argument(
         "--expected-failures", type=Path, metavar="FILE", help="YAML {scenario-id: reason}"
     )
@@ -202,6 +217,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _levels(text: str) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
+    unknown = [level for level in chosen if level not in LEVELS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"unknown level {', '.join(unknown) or '(none)'}; choose from {', '.join(LEVELS)}"
+        )
+    return chosen
+
+
 def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
@@ -280,7 +305,11 @@ def _run(args: argparse.Namespace) -> int:
     features = None if args.features is None else [f for f in args.features.split(",") if f.strip()]
     options = ConnectorOptions(timeout=args.timeout, hello_timeout=max(args.timeout, 30.0))
     runner = Runner(
-        connect(args.impl, options), features=features, fixtures=args.fixtures, keep=args.keep
+        connect(args.impl, options),
+        features=features,
+        fixtures=args.fixtures,
+        keep=args.keep,
+        levels=args.levels,
     )
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     try:
@@ -294,6 +323,8 @@ def _run(args: argparse.Namespace) -> int:
         f"toolconf {__version__}: {hello.name} via {args.impl}, {len(scenarios)} scenarios",
         file=console,
     )
+    for line in _hello_lines(hello.unreported, hello.inferences, args.levels):
+        print(line, file=console)
     results = [_load_error_result(e) for e in load_errors]
     progress = Progress(len(scenarios), console, quiet=args.no_progress)
     try:
@@ -303,9 +334,12 @@ def _run(args: argparse.Namespace) -> int:
             progress.update(result)
     finally:
         progress.finish()
+        features_used = sorted(runner.features)
         runner.close()
 
     status = _print_summary(results, console)
+    for line in _hello_lines(hello.unreported, hello.inferences, args.levels):
+        print(line, file=console)
     # Ids equal file stems, so every scenario that exists is known without loading it.
     roots = [p for p in [DEFAULT_SCENARIOS, *args.paths] if p.exists()]
     stale = unknown_entries(expected, [p.stem for p in discover(roots)])
@@ -316,8 +350,11 @@ def _run(args: argparse.Namespace) -> int:
         info = RunInfo(
             impl=args.impl,
             implementation=hello.implementation,
-            features=sorted(runner.features),
+            features=features_used,
             started=started,
+            unreported=sorted(hello.unreported),
+            inferences=hello.inferences,
+            levels=args.levels,
         )
         with _open_output(args.output or f"toolconf-report.{_EXTENSIONS[args.report]}") as out:
             write_report(args.report, results, info, out)
@@ -335,15 +372,34 @@ def _run(args: argparse.Namespace) -> int:
 
 def _print_summary(results: list[ScenarioResult], console: TextIO) -> int:
     bad = [r for r in results if r.bad]
-    for result in [r for r in results if r.outcome is Outcome.XFAIL] + bad:
+    differing = [r for r in results if r.outcome is Outcome.PASS and r.mismatches]
+    for result in differing + [r for r in results if r.outcome is Outcome.XFAIL] + bad:
         print("\n" + describe_result(result), file=console)
     print("\n" + format_table("level", summarize(results, lambda r: r.level)), file=console)
     print("\n" + format_table("area", summarize(results, lambda r: r.area)), file=console)
+    print("\n" + "\n".join(level_lines(results)), file=console)
     print(
         f"\n{'FAILED' if bad else 'OK'}: {len(bad)} of {len(results)} scenarios not passing",
         file=console,
     )
     return EXIT_FAILED if bad else EXIT_OK
+
+
+def _hello_lines(
+    unreported: Iterable[str], inferences: Sequence[Mapping[str, Any]], levels: Sequence[str]
+) -> list[str]:
+    """What the run's judgement rests on besides the scenarios: levels, unreported, inferences."""
+    lines = []
+    if tuple(levels) != LEVELS:
+        lines.append(f"deciding levels: {', '.join(levels)} (the others are reported only)")
+    if unreported:
+        lines.append(f"not reported by the implementation: {', '.join(sorted(unreported))}")
+    for inference in inferences:
+        lines.append(
+            f"inferred: {inference.get('field')} from {inference.get('from')} "
+            f"through {inference.get('table')}"
+        )
+    return lines
 
 
 @contextlib.contextmanager
@@ -358,14 +414,14 @@ def _open_output(name: str) -> Iterator[TextIO]:
 def _baseline(
     path: Path,
     *,
-    baseline: dict[str, str] | None,
+    baseline: Baseline | None,
     results: list[ScenarioResult],
     implementation: dict[str, object],
     update: bool,
     console: TextIO,
 ) -> None:
     if baseline is None:
-        save_baseline(path, merge_baseline({}, results), implementation)
+        save_baseline(path, merge_baseline(Baseline(), results), implementation)
         print(f"baseline recorded: {path} ({len(results)} scenarios)", file=console)
         return
     changes = diff_baseline(baseline, results)

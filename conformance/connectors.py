@@ -219,7 +219,9 @@ class _BaseConnector:
                 )
             if error["kind"] == "unsupported":  # PROTO-UNSUPPORTED-1
                 raise AdapterUnsupported(f"{cmd} not supported: {error['message']}")
-            raise AdapterError(f"adapter refused {cmd!r} ({error['kind']}): {error['message']}")
+            raise AdapterError(
+                f"adapter refused {cmd!r} ({error['kind']}): {error['message']}", error["kind"]
+            )
         return response
 
 

@@ -1,14 +1,27 @@
-"""Human-readable rendering: result details, summary tables, a progress line."""
+"""Human-readable rendering: result details, summary tables, level figures, a progress line."""
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TextIO
 
-from conformance.results import BAD_OUTCOMES, Outcome, ScenarioResult, count_outcomes
+from conformance.checks import LEVELS
+from conformance.results import BAD_OUTCOMES, Outcome, ScenarioResult, Verdict, count_outcomes
 
-__all__ = ["COLUMNS", "Progress", "describe_result", "format_table", "summarize"]
+__all__ = [
+    "COLUMNS",
+    "JUDGED",
+    "LevelFigure",
+    "Progress",
+    "describe_result",
+    "format_levels",
+    "format_table",
+    "level_figures",
+    "level_lines",
+    "summarize",
+]
 
 COLUMNS: Sequence[tuple[Outcome, str]] = (
     (Outcome.PASS, "pass"),
@@ -35,11 +48,16 @@ def describe_result(result: ScenarioResult) -> str:
         lines.append(f"  file: {result.path}")
     if result.reason:
         lines.append(f"  reason: {result.reason}")
+    if result.levels:
+        verdicts = ", ".join(f"{level} {result.verdict(level)}" for level in LEVELS)
+        lines.append(f"  levels: {verdicts}")
     if result.mismatches:
-        lines.append(f"  at {result.where}:")
+        if result.where:
+            lines.append(f"  at {result.where}:")
         for mismatch in result.mismatches:
-            lines.append(f"    {mismatch}")
-    elif result.message:
+            place = "final" if mismatch.step is None else f"step {mismatch.step}"
+            lines.append(f"    {place} [{mismatch.level or '?'}] {mismatch}")
+    if result.message and (not result.mismatches or result.base_outcome is not Outcome.FAIL):
         kind = f"[{result.kind}] " if result.kind else ""
         lines.extend("  " + line for line in (kind + result.message).splitlines())
     if result.stderr.strip() and (result.bad or result.outcome is Outcome.XFAIL):
@@ -47,6 +65,75 @@ def describe_result(result: ScenarioResult) -> str:
         lines.append("  stderr (last lines):")
         lines.extend("    | " + line for line in tail)
     return "\n".join(lines)
+
+
+JUDGED: frozenset[Outcome] = frozenset({Outcome.PASS, Outcome.FAIL})
+"""Raw outcomes whose level verdicts count in the figures: the checks decided them."""
+
+
+@dataclass(frozen=True, slots=True)
+class LevelFigure:
+    """One level over many scenarios: how many held, among those it observed.
+
+    ``held`` scenarios had every observed assertion of the level hold, out of
+    ``observed`` with at least one observed assertion of it; ``unobserved``
+    scenarios had assertions of it, none observed.
+    """
+
+    held: int = 0
+    observed: int = 0
+    unobserved: int = 0
+
+    def __str__(self) -> str:
+        if not self.observed:
+            return "- (0/0)"
+        return f"{self.held * 100 // self.observed}% ({self.held}/{self.observed})"
+
+
+def level_figures(results: Iterable[ScenarioResult]) -> dict[str, LevelFigure]:
+    """Level -> its figure over ``results`` whose raw outcome is ``pass`` or ``fail``."""
+    counts = {level: [0, 0, 0] for level in LEVELS}
+    for result in results:
+        if result.base_outcome not in JUDGED:
+            continue
+        for level in LEVELS:
+            verdict = result.verdict(level)
+            counts[level][0] += verdict is Verdict.PASS
+            counts[level][1] += verdict in (Verdict.PASS, Verdict.FAIL)
+            counts[level][2] += verdict is Verdict.NOT_OBSERVED
+    return {level: LevelFigure(*c) for level, c in counts.items()}
+
+
+def format_levels(results: Iterable[ScenarioResult]) -> str:
+    """``behaviour 100% (n/m), identity 92% (...), rendering 40% (...)``."""
+    return ", ".join(f"{level} {figure}" for level, figure in level_figures(results).items())
+
+
+def level_lines(results: Sequence[ScenarioResult]) -> list[str]:
+    """The per-level figures: all scenarios, then each requirement level (MUST, SHOULD...)
+    apart, then the scenarios failing per requirement level and the levels not observed."""
+    lines = [f"levels: {format_levels(results)}"]
+    by_level: dict[str, list[ScenarioResult]] = {}
+    for result in results:
+        by_level.setdefault(result.level or "-", []).append(result)
+    for name in sorted(by_level, key=lambda n: (_REQUIREMENT_ORDER.get(n, 9), n)):
+        lines.append(f"  {name}: {format_levels(by_level[name])}")
+    failing = [
+        f"{sum(r.base_outcome is Outcome.FAIL for r in by_level[name])} {name}"
+        for name in sorted(by_level, key=lambda n: (_REQUIREMENT_ORDER.get(n, 9), n))
+    ]
+    lines.append(f"failing scenarios: {', '.join(failing)}")
+    unobserved = [
+        f"{level} {count}"
+        for level in LEVELS
+        if (count := sum(r.levels[level].not_observed for r in results if level in r.levels))
+    ]
+    if unobserved:
+        lines.append(f"assertions not observed: {', '.join(unobserved)}")
+    return lines
+
+
+_REQUIREMENT_ORDER = {"MUST": 0, "SHOULD": 1, "MAY": 2}
 
 
 def summarize(

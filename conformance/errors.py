@@ -129,6 +129,11 @@ class AdapterError(AdapterFailure):
     kind = "adapter_error"
     restart = False
 
+    def __init__(self, message: str, error_kind: str = "bad_request") -> None:
+        self.error_kind = error_kind
+        """The ``kind`` of the error answer (PROTO-BAD-1: ``bad_request``)."""
+        super().__init__(message)
+
 
 class AdapterUnsupported(AdapterFailure):
     """The adapter answered ``kind: "unsupported"`` (PROTO-UNSUPPORTED-1).

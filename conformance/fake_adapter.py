@@ -16,6 +16,11 @@ message runs its calls one by one, one batch each. MODE breaks it on purpose:
 
 ``FakeEngine`` is the same fake in-process (``--impl
 direct:conformance.fake_adapter:FakeEngine``), always in mode ``ok``.
+``ReticentEngine`` is a fake that, like Claude Code, cannot report ``stage``,
+``error_code``, ``error_name`` or hook events (PROTO-UNREPORTED-1) and infers
+``dedup`` from the text through a table (PROTO-INFER-1): its hello says so, and
+the placeholders it sends in their place are wrong on purpose, so a runner
+that read them would fail it.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Final
 
-__all__ = ["MODES", "FakeEngine", "main"]
+__all__ = ["DEDUP_TABLE", "MODES", "FakeEngine", "ReticentEngine", "main"]
 
 MODES: Final = ("ok", "hang", "crash", "garbage", "split", "wrong_seq", "bad_protocol", "stderr")
 DEFAULT_FEATURES: Final = ("read", "write", "edit", "test_tools")
@@ -88,6 +93,40 @@ class FakeEngine:
             },
             "outcome": {"stage": "done", "error_code": None, "error_name": None},
         }
+
+
+DEDUP_TABLE: Final = {"File unchanged since last read": True}
+"""``ReticentEngine``'s mapping from a result text's start to ``dedup``."""
+
+
+class ReticentEngine(FakeEngine):
+    """The fake, declaring fields it cannot report and one it infers from text."""
+
+    UNREPORTED: Final = ("stage", "error_code", "error_name", "events.hook")
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """As the fake, with ``unreported`` and ``inferences`` in hello, placeholders after."""
+        response = super().handle(request)
+        if request.get("cmd") == "hello":
+            response["unreported"] = list(self.UNREPORTED)
+            response["inferences"] = [
+                {
+                    "field": "dedup",
+                    "from": "the tool_result text",
+                    "table": "conformance.fake_adapter.DEDUP_TABLE",
+                }
+            ]
+        for result in [response, *response.get("results", [])]:
+            if "outcome" in result:
+                text = str(result["tool_result"]["content"])
+                dedup = any(text.startswith(k) and v for k, v in DEDUP_TABLE.items())
+                result["outcome"] = {
+                    "stage": "aborted",
+                    "error_code": None,
+                    "error_name": "NotReported",
+                    "dedup": dedup,
+                }
+        return response
 
 
 def _events(uses: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -55,12 +55,19 @@ MISSING: Final = _Missing()
 
 @dataclass(frozen=True, slots=True)
 class Mismatch:
-    """One failed expectation: where, what was expected, what was found."""
+    """One failed expectation: where, what was expected, what was found.
+
+    ``level`` is the level of the assertion it failed (``conformance.checks``
+    sets it: ``behaviour``, ``identity`` or ``rendering``), ``step`` the 1-based
+    step it was found in (None: the final checks, or not known yet).
+    """
 
     path: str
     expected: Any
     actual: Any
     message: str = ""
+    level: str = ""
+    step: int | None = None
 
     def __str__(self) -> str:
         detail = self.message or f"expected {_show(self.expected)}, got {_show(self.actual)}"

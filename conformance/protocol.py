@@ -159,12 +159,19 @@ def check_message_response(response: Mapping[str, Any], count: int) -> None:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Hello:
-    """What an implementation said about itself in the handshake."""
+    """What an implementation said about itself in the handshake.
+
+    ``unreported`` names the outcome fields it cannot report
+    (PROTO-UNREPORTED-1); ``inferences`` the fields it infers from message text
+    and the mapping table it uses for each (PROTO-INFER-1), as given.
+    """
 
     protocol: int
     implementation: Mapping[str, Any]
     features: frozenset[str]
     raw: Mapping[str, Any] = field(default_factory=dict)
+    unreported: frozenset[str] = frozenset()
+    inferences: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def name(self) -> str:
@@ -190,4 +197,6 @@ def parse_hello(response: Mapping[str, Any]) -> Hello:
         implementation=dict(response["implementation"]),
         features=frozenset(response["features"]),
         raw=dict(response),
+        unreported=frozenset(response.get("unreported", ())),
+        inferences=tuple(dict(i) for i in response.get("inferences", ())),
     )

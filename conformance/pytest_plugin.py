@@ -10,6 +10,7 @@ tests never pick them up by accident::
     pytest conformance/scenarios -k stale         # pytest's own selection by id
     pytest conformance/scenarios --impl "stdio:node adapter.js" --toolconf-timeout 20
     pytest conformance/scenarios --toolconf-expected-failures known.yaml
+    pytest conformance/scenarios --toolconf-levels behaviour   # only behaviour decides
 
 Each file is one ``ScenarioItem`` named by its scenario id. A scenario whose
 required features the implementation lacks is skipped with the reason; a
@@ -30,6 +31,7 @@ from typing import Any
 
 import pytest
 
+from conformance.checks import LEVELS
 from conformance.connectors import ConnectorOptions, connect
 from conformance.console import describe_result
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
@@ -45,7 +47,8 @@ _STATE = pytest.StashKey["_SessionRunner"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """``--toolconf``, ``--impl``, ``--toolconf-timeout``, ``--toolconf-expected-failures``."""
+    """``--toolconf``, ``--impl``, ``--toolconf-timeout``, ``--toolconf-expected-failures``,
+    ``--toolconf-levels``."""
     group = parser.getgroup("toolconf", "tool-system conformance scenarios")
     group.addoption(
         "--toolconf", action="store_true", help="also collect conformance/scenarios/**/*.yaml"
@@ -58,6 +61,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--toolconf-expected-failures", type=Path, default=None, help="YAML {scenario-id: reason}"
+    )
+    group.addoption(
+        "--toolconf-levels",
+        default=",".join(LEVELS),
+        help="assertion levels that decide pass or fail (default behaviour,identity,rendering)",
     )
 
 
@@ -138,10 +146,15 @@ class _SessionRunner:
             impl: str = self.config.getoption("impl")
             timeout: float = self.config.getoption("toolconf_timeout")
             try:
+                levels = [p.strip() for p in self.config.getoption("toolconf_levels").split(",")]
+                unknown = [level for level in levels if level not in LEVELS]
+                if unknown or not levels:
+                    raise ConformanceError(f"--toolconf-levels: unknown level {unknown}")
                 runner = Runner(
                     connect(
                         impl, ConnectorOptions(timeout=timeout, hello_timeout=max(timeout, 30.0))
-                    )
+                    ),
+                    levels=levels,
                 )
                 runner.start()
             except (AdapterFailure, ConformanceError) as exc:

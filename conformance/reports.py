@@ -1,9 +1,12 @@
 """Run reports in four formats: JUnit XML, JSON lines, Markdown and HTML.
 
-Every format carries the same facts: the implementation and its features, one
-record per scenario (outcome, SPEC IDs, where it failed, expected vs actual,
-stderr) and the counts. JSON lines is the machine format: a ``header`` line,
-one ``result`` line per scenario, a ``footer`` line.
+Every format carries the same facts: the implementation and its features, the
+fields it cannot report and those it infers (PROTO-UNREPORTED-1,
+PROTO-INFER-1), one record per scenario (outcome, SPEC IDs, the verdict and
+counts of each assertion level, every mismatch with its level and step,
+stderr), the counts, and the level figures ("behaviour 100% (n/m), ...") for
+all scenarios and for MUST, SHOULD and MAY apart. JSON lines is the machine
+format: a ``header`` line, one ``result`` line per scenario, a ``footer`` line.
 """
 
 from __future__ import annotations
@@ -16,7 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from conformance import __version__
-from conformance.console import describe_result, format_table, summarize
+from conformance.checks import LEVELS
+from conformance.console import (
+    describe_result,
+    format_levels,
+    format_table,
+    level_figures,
+    level_lines,
+    summarize,
+)
 from conformance.protocol import PROTOCOL_VERSION
 from conformance.results import Outcome, ScenarioResult, count_outcomes
 
@@ -31,10 +42,40 @@ class RunInfo:
     implementation: Mapping[str, Any] = field(default_factory=dict)
     features: Sequence[str] = ()
     started: str = ""
+    unreported: Sequence[str] = ()
+    inferences: Sequence[Mapping[str, Any]] = ()
+    levels: Sequence[str] = LEVELS
+    """The assertion levels that decided pass or fail."""
+
+    def judgement(self) -> list[str]:
+        """Sentences on what the verdicts rest on: deciding levels, unreported, inferences."""
+        lines = [f"Deciding levels: {', '.join(self.levels)}."]
+        if self.unreported:
+            lines.append(f"Not reported by the implementation: {', '.join(self.unreported)}.")
+        for i in self.inferences:
+            lines.append(
+                f"Inferred: {i.get('field')} from {i.get('from')} through {i.get('table')}."
+            )
+        return lines
 
 
 def _counts(results: Sequence[ScenarioResult]) -> dict[str, int]:
     return {str(k): v for k, v in count_outcomes(results).items()}
+
+
+def _figures(results: Sequence[ScenarioResult]) -> dict[str, Any]:
+    """Level figures of all scenarios (``all``) and of each requirement level apart."""
+    groups: dict[str, list[ScenarioResult]] = {"all": list(results)}
+    for result in results:
+        groups.setdefault(result.level or "-", []).append(result)
+    return {
+        name: {
+            level: {"held": f.held, "observed": f.observed, "unobserved": f.unobserved}
+            for level, f in level_figures(members).items()
+        }
+        | {"failing": sum(r.base_outcome is Outcome.FAIL for r in members)}
+        for name, members in groups.items()
+    }
 
 
 def _jsonl(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> None:
@@ -46,11 +87,15 @@ def _jsonl(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> Non
         "implementation": dict(info.implementation),
         "features": sorted(info.features),
         "started": info.started,
+        "levels": list(info.levels),
+        "unreported": list(info.unreported),
+        "inferences": [dict(i) for i in info.inferences],
     }
     out.write(json.dumps(header, ensure_ascii=False) + "\n")
     for result in results:
         out.write(json.dumps({"type": "result", **result.to_json()}, ensure_ascii=False) + "\n")
-    out.write(json.dumps({"type": "footer", "counts": _counts(results)}) + "\n")
+    footer = {"type": "footer", "counts": _counts(results), "levels": _figures(results)}
+    out.write(json.dumps(footer) + "\n")
 
 
 _JUNIT_FAILURE = {Outcome.FAIL: "failure", Outcome.XPASS: "failure"}
@@ -75,6 +120,10 @@ def _junit(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> Non
             skipped=str(sum(counts[o] for o in _JUNIT_SKIP)),
             time=f"{sum(r.duration for r in members):.3f}",
         )
+        suite_properties = ET.SubElement(suite, "properties")
+        ET.SubElement(suite_properties, "property", name="levels", value=format_levels(members))
+        for line in info.judgement():
+            ET.SubElement(suite_properties, "property", name="judgement", value=line)
         for result in members:
             case = ET.SubElement(
                 suite,
@@ -89,6 +138,8 @@ def _junit(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> Non
             ET.SubElement(properties, "property", name="spec", value=", ".join(result.spec))
             ET.SubElement(properties, "property", name="level", value=result.level)
             ET.SubElement(properties, "property", name="outcome", value=str(result.outcome))
+            for level in LEVELS:
+                ET.SubElement(properties, "property", name=level, value=str(result.verdict(level)))
             summary = result.message or result.reason or str(result.outcome)
             if result.outcome in _JUNIT_FAILURE:
                 ET.SubElement(
@@ -113,13 +164,37 @@ def _markdown(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> 
     out.write(f"Implementation `{info.impl}`, toolconf {__version__}, protocol {PROTOCOL_VERSION}")
     out.write(f", started {info.started}.\n\n" if info.started else ".\n\n")
     out.write(f"Features: {', '.join(sorted(info.features)) or 'none'}.\n\n")
+    out.write(" ".join(info.judgement()) + "\n\n")
+    out.write("## Levels\n\n" + _level_table(results) + "\n\n")
     out.write(format_table("level", summarize(results, lambda r: r.level), markdown=True) + "\n\n")
     out.write(format_table("area", summarize(results, lambda r: r.area), markdown=True) + "\n\n")
+    differing = [r for r in results if r.outcome is Outcome.PASS and r.mismatches]
+    if differing:
+        out.write("## Passing, with differences in levels that did not decide\n\n")
+        for result in differing:
+            out.write("```\n" + describe_result(result).replace("```", "'''") + "\n```\n\n")
     bad = [r for r in results if r.bad or r.outcome is Outcome.XFAIL]
     if bad:
         out.write("## Not passing\n\n")
         for result in bad:
             out.write("```\n" + describe_result(result).replace("```", "'''") + "\n```\n\n")
+
+
+def _level_table(results: Sequence[ScenarioResult]) -> str:
+    """Markdown: one row for all scenarios and one per requirement level, a column per level."""
+    groups: dict[str, list[ScenarioResult]] = {"all": list(results)}
+    for result in results:
+        groups.setdefault(result.level or "-", []).append(result)
+    rows = [
+        "| scenarios | " + " | ".join(LEVELS) + " | failing |",
+        "|---" * (len(LEVELS) + 2) + "|",
+    ]
+    for name, members in groups.items():
+        figures = level_figures(members)
+        failing = sum(r.base_outcome is Outcome.FAIL for r in members)
+        cells = " | ".join(str(figures[level]) for level in LEVELS)
+        rows.append(f"| {name} | {cells} | {failing} |")
+    return "\n".join(rows)
 
 
 def _html(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> None:
@@ -137,11 +212,13 @@ def _html(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> None
     )
     out.write(f"<h1>Conformance: {e(name)}</h1>\n<p>Implementation <code>{e(info.impl)}</code>")
     out.write(f", toolconf {e(__version__)}, protocol {PROTOCOL_VERSION}. {e(info.started)}</p>\n")
+    out.write(f"<p>{e(' '.join(info.judgement()))}</p>\n")
+    out.write(f"<pre>{e(chr(10).join(level_lines(results)))}</pre>\n")
     for title, key in (("level", lambda r: r.level), ("area", lambda r: r.area)):
         out.write(f"<pre>{e(format_table(title, summarize(results, key)))}</pre><br>\n")
     out.write("<table><tr><th>scenario</th><th>outcome</th><th>spec</th><th>details</th></tr>\n")
     for r in results:
-        details = describe_result(r) if r.outcome is not Outcome.PASS else ""
+        details = describe_result(r) if r.outcome is not Outcome.PASS or r.mismatches else ""
         out.write(
             f"<tr class='{e(str(r.outcome))}'>"
             f"<td>{e(r.area)}/{e(r.id)}<br><small>{e(r.title)}</small></td>"

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from conformance.checks import LEVELS, Tally
 from conformance.matchers import Mismatch
 
-__all__ = ["BAD_OUTCOMES", "Outcome", "ScenarioResult", "count_outcomes"]
+__all__ = [
+    "BAD_OUTCOMES",
+    "LevelCount",
+    "Outcome",
+    "ScenarioResult",
+    "Verdict",
+    "count_outcomes",
+    "level_counts",
+]
 
 
 class Outcome(enum.StrEnum):
@@ -36,6 +45,52 @@ BAD_OUTCOMES = frozenset(
 """Outcomes that make a run fail."""
 
 
+class Verdict(enum.StrEnum):
+    """What one level of a scenario's assertions came to (PROTO-LEVEL-1)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    NOT_OBSERVED = "not_observed"
+    """Every assertion of the level was on a field the implementation cannot report."""
+    NONE = "none"
+    """The scenario made no assertion of the level."""
+
+
+@dataclass(frozen=True, slots=True)
+class LevelCount:
+    """Assertions of one level in one scenario: passed, failed, not observed."""
+
+    passed: int = 0
+    failed: int = 0
+    not_observed: int = 0
+
+    @property
+    def verdict(self) -> Verdict:
+        """``fail`` if any failed, else ``pass`` if any held, else ``not_observed`` or ``none``."""
+        if self.failed:
+            return Verdict.FAIL
+        if self.passed:
+            return Verdict.PASS
+        return Verdict.NOT_OBSERVED if self.not_observed else Verdict.NONE
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict and the three counts."""
+        return {
+            "verdict": str(self.verdict),
+            "passed": self.passed,
+            "failed": self.failed,
+            "not_observed": self.not_observed,
+        }
+
+
+def level_counts(tally: Tally) -> dict[str, LevelCount]:
+    """Level -> its counts, for every level of ``checks.LEVELS``."""
+    return {
+        level: LevelCount(tally.passed[level], tally.failed[level], tally.not_observed[level])
+        for level in LEVELS
+    }
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScenarioResult:
     """One scenario's outcome and where it went wrong.
@@ -46,6 +101,11 @@ class ScenarioResult:
     ``error`` (``scenario``, ``harness``, ``protocol``, ``adapter_error``,
     ``version_mismatch``). ``raw_outcome`` is the outcome before any expected
     failure was applied.
+
+    Every assertion is evaluated (PROTO-LEVEL-1): ``mismatches`` holds each
+    failed one's mismatches, with its level and step, and ``levels`` the
+    counts per level (empty when no assertion ran). ``step`` and ``where``
+    locate the first mismatch.
     """
 
     id: str
@@ -60,6 +120,7 @@ class ScenarioResult:
     step: int | None = None
     where: str = ""
     mismatches: tuple[Mismatch, ...] = ()
+    levels: Mapping[str, LevelCount] = field(default_factory=dict)
     stderr: str = ""
     duration: float = 0.0
     raw_outcome: Outcome | None = None
@@ -70,6 +131,16 @@ class ScenarioResult:
     def bad(self) -> bool:
         """True when this outcome fails the run."""
         return self.outcome in BAD_OUTCOMES
+
+    def verdict(self, level: str) -> Verdict:
+        """The verdict of ``level``'s assertions (``none`` when none ran)."""
+        count = self.levels.get(level)
+        return count.verdict if count else Verdict.NONE
+
+    @property
+    def signature(self) -> frozenset[tuple[int | None, str, str]]:
+        """``(step, level, path)`` of every mismatch: which failure this is, for baselines."""
+        return frozenset((m.step, m.level, m.path) for m in self.mismatches)
 
     @property
     def base_outcome(self) -> Outcome:
@@ -97,8 +168,11 @@ class ScenarioResult:
             "kind": self.kind,
             "step": self.step,
             "where": self.where,
+            "levels": {level: count.to_json() for level, count in self.levels.items()},
             "mismatches": [
                 {
+                    "level": m.level,
+                    "step": m.step,
                     "path": m.path,
                     "expected": _jsonable(m.expected),
                     "actual": _jsonable(m.actual),

@@ -1,8 +1,12 @@
 """Running scenarios against a connector.
 
 ``run_scenario`` runs one scenario on a started connector: sandbox, setup
-files, ``begin``, the steps in order (stopping at the first that fails), the
-final file checks, ``end``. ``Runner`` runs many: it starts the connector
+files, ``begin``, every step in order, the final file checks, ``end``. A
+mismatch never stops it (PROTO-LEVEL-1): every assertion is evaluated, each
+counted under its level; only a failure of the implementation itself (crash,
+timeout, protocol violation) or of the scenario stops it. ``levels`` says
+which levels decide ``pass`` / ``fail``; the others are still evaluated and
+reported. ``Runner`` runs many: it starts the connector
 once, restarts it (replaying ``hello``) after a crash, timeout or protocol
 error, and decides applicability from the features the implementation
 declared. Neither ever raises for a problem of the scenario or of the
@@ -24,18 +28,19 @@ import time
 import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from conformance.checks import BEHAVIOUR, LEVELS, Tally
 from conformance.connectors import Connector
-from conformance.errors import AdapterFailure, ConformanceError, ScenarioError
-from conformance.matchers import Mismatch
+from conformance.errors import AdapterError, AdapterFailure, ConformanceError, ScenarioError
 from conformance.protocol import Hello, check_ok
-from conformance.results import Outcome, ScenarioResult
+from conformance.results import Outcome, ScenarioResult, level_counts
 from conformance.sandbox import Sandbox
 from conformance.scenario import Scenario
-from conformance.steps import Step, ToolUse
+from conformance.steps import Step, ToolUse, refused
 
 __all__ = ["DEFAULT_FIXTURES", "Runner", "run_scenario"]
 
@@ -44,8 +49,10 @@ DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 @dataclass(slots=True)
-class _StepFailed(Exception):
-    mismatches: list[Mismatch]
+class _Refused(Exception):
+    """``begin`` was refused as ``bad_request``: the scenario cannot go on (PROTO-BADVALID-1)."""
+
+    tally: Tally
 
 
 def run_scenario(
@@ -55,12 +62,17 @@ def run_scenario(
     *,
     fixtures: Path = DEFAULT_FIXTURES,
     keep: bool = False,
+    unreported: Iterable[str] = (),
+    levels: Iterable[str] = LEVELS,
 ) -> ScenarioResult:
     """Run one scenario on a started connector; never raises for scenario or adapter problems.
 
     ``features`` are those the implementation supports (normally its hello);
-    a scenario requiring others is ``not_applicable``. With ``keep`` the
-    sandbox stays on disk and its path is in the result's message.
+    a scenario requiring others is ``not_applicable``. ``unreported`` are the
+    fields it cannot report (hello's, PROTO-UNREPORTED-1): assertions on them
+    are not observed. The scenario fails when an assertion of one of
+    ``levels`` fails. With ``keep`` the sandbox stays on disk and its path is
+    in the result's message.
     """
     base = ScenarioResult(
         id=scenario.id,
@@ -78,7 +90,7 @@ def run_scenario(
             base, outcome=Outcome.NOT_APPLICABLE, reason=f"requires {', '.join(missing)}"
         )
     started = time.perf_counter()
-    execution = _Execution(scenario, connector, fixtures)
+    execution = _Execution(scenario, connector, fixtures, frozenset(unreported), frozenset(levels))
     try:
         result = execution.run(base)
     finally:
@@ -92,15 +104,50 @@ def run_scenario(
 
 
 class _Execution:
-    """The state of one scenario run: sandbox, session, tool_use id counter."""
+    """The state of one scenario run: sandbox, session, tool_use id counter, assertions."""
 
-    def __init__(self, scenario: Scenario, connector: Connector, fixtures: Path) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        connector: Connector,
+        fixtures: Path,
+        unreported: frozenset[str],
+        levels: frozenset[str],
+    ) -> None:
         self.scenario = scenario
         self.connector = connector
         self.sandbox = Sandbox(fixtures)
         self.cwd = self.sandbox.root
         self.ids = 0
         self.in_session = False
+        self._unreported = unreported
+        self.levels = levels
+        self.tally = Tally(unreported=unreported)
+        self.places: dict[int | None, str] = {}
+        """Step -> where it is, in words, for each step that found a mismatch."""
+
+    @property
+    def unreported(self) -> frozenset[str]:
+        """The fields the implementation cannot report."""
+        return self._unreported
+
+    def _count(self, found: Tally, step: int | None, where: str) -> None:
+        """Add a step's assertions; a mismatch's path names no sandbox directory.
+
+        A path can hold an expanded placeholder (``{root}`` in a key); written
+        back as the placeholder, it is the same in every run, as a baseline's
+        failure signature must be.
+        """
+        if found.mismatches:
+            self.places.setdefault(step, where)
+        root, base = str(self.sandbox.root), str(self.sandbox.base)
+        found.mismatches = [
+            replace(m, path=m.path.replace(root, "{root}").replace(base, "{sandbox}"))
+            if base in m.path
+            else m
+            for m in found.mismatches
+        ]
+        self.tally.add(found, step)
 
     def run(self, base: ScenarioResult) -> ScenarioResult:
         where = "setup"
@@ -111,26 +158,18 @@ class _Execution:
             self._begin()
             for step_index, step in enumerate(self.scenario.steps, start=1):
                 where = _where(step_index, step)
-                mismatches = step.run(self)
-                if mismatches:
-                    raise _StepFailed(mismatches)
+                self._count(step.run(self), step_index, where)
             step_index = None
             where = "final"
-            mismatches = self.sandbox.check_final(self.scenario.final)
-            if mismatches:
-                raise _StepFailed(mismatches)
+            final = Tally(unreported=self._unreported)
+            for want in self.scenario.final:
+                final.check(BEHAVIOUR, (), partial(self.sandbox.check_final, [want]))
+            self._count(final, None, where)
             where = "end"
             self._end()
-        except _StepFailed as failed:
+        except _Refused as refusal:
+            self._count(refusal.tally, step_index, where)
             self._end_quietly()
-            return replace(
-                base,
-                outcome=Outcome.FAIL,
-                step=step_index,
-                where=where,
-                mismatches=tuple(failed.mismatches),
-                message=f"{where}: {failed.mismatches[0]}",
-            )
         except AdapterFailure as exc:
             if not exc.restart:
                 self._end_quietly()
@@ -142,6 +181,7 @@ class _Execution:
                 where=where,
                 message=f"{where}: {exc}",
                 connection_broken=exc.restart,
+                **self._evidence(),
             )
         except ScenarioError as exc:
             self._end_quietly()
@@ -152,6 +192,7 @@ class _Execution:
                 step=step_index,
                 where=where,
                 message=f"{where}: {exc}",
+                **self._evidence(),
             )
         except Exception as exc:  # a runner bug must not stop the run
             self._end_quietly()
@@ -163,8 +204,31 @@ class _Execution:
                 step=step_index,
                 where=where,
                 message=f"{where}: runner error {exc!r}\n{detail}",
+                **self._evidence(),
             )
-        return base
+        return self._judged(base)
+
+    def _evidence(self) -> dict[str, Any]:
+        """The mismatches and counts so far, for a result the checks did not decide."""
+        return {"mismatches": tuple(self.tally.mismatches), "levels": level_counts(self.tally)}
+
+    def _judged(self, base: ScenarioResult) -> ScenarioResult:
+        """``fail`` when an assertion of a deciding level failed, else ``pass``."""
+        mismatches = self.tally.mismatches
+        deciding = [m for m in mismatches if m.level in self.levels]
+        result = replace(base, **self._evidence())
+        if not deciding:
+            return result
+        first = deciding[0]
+        where = self.places.get(first.step, "")
+        more = f" (+{len(deciding) - 1} more)" if len(deciding) > 1 else ""
+        return replace(
+            result,
+            outcome=Outcome.FAIL,
+            step=first.step,
+            where=where,
+            message=f"{where}: {first}{more}",
+        )
 
     # -- session -----------------------------------------------------------
 
@@ -182,7 +246,11 @@ class _Execution:
             "test_tools": setup.test_tools,
             "session_dir": str(session_dir),
         }
-        check_ok(self.connector.request({"cmd": "begin", "session": session}), "begin")
+        try:
+            answer = self.connector.request({"cmd": "begin", "session": session})
+        except AdapterError as exc:
+            raise _Refused(refused(exc, "begin")) from exc
+        check_ok(answer, "begin")
         self.in_session = True
 
     def _end(self) -> None:
@@ -227,8 +295,9 @@ class Runner:
     """Runs many scenarios on one connector, restarting it when it breaks.
 
     ``features`` overrides what the implementation declared (to run a subset,
-    or to force scenarios on). Use as a context manager, or call ``start`` and
-    ``close``.
+    or to force scenarios on); ``levels`` are the assertion levels that decide
+    pass or fail (default all three). Use as a context manager, or call
+    ``start`` and ``close``.
     """
 
     def __init__(
@@ -238,8 +307,10 @@ class Runner:
         features: Iterable[str] | None = None,
         fixtures: Path = DEFAULT_FIXTURES,
         keep: bool = False,
+        levels: Iterable[str] = LEVELS,
     ) -> None:
         self.connector = connector
+        self.levels = frozenset(levels)
         self.features_override = None if features is None else frozenset(features)
         self.fixtures = fixtures
         self.keep = keep
@@ -289,7 +360,13 @@ class Runner:
                     stderr=self.connector.take_stderr(),
                 )
         result = run_scenario(
-            scenario, self.connector, self.features, fixtures=self.fixtures, keep=self.keep
+            scenario,
+            self.connector,
+            self.features,
+            fixtures=self.fixtures,
+            keep=self.keep,
+            unreported=self._hello.unreported if self._hello else (),
+            levels=self.levels,
         )
         self._broken = result.connection_broken
         return result

@@ -257,6 +257,10 @@ class _Compiler:
     def k_min_length(self, value: int, _node: Mapping[str, Any]) -> Predicate:
         return lambda v: not isinstance(v, str) or len(v) >= value
 
+    def k_pattern(self, value: str, _node: Mapping[str, Any]) -> Predicate:
+        regex = re.compile(value)  # JSON Schema's pattern is a search, as re.search
+        return lambda v: not isinstance(v, str) or regex.search(v) is not None
+
     def k_minimum(self, value: float, _node: Mapping[str, Any]) -> Predicate:
         return lambda v: not _is_number(v) or v >= value
 

@@ -7,9 +7,12 @@ report (``describe``), and what it does in a running session (``run``).
 ``STEPS`` maps the YAML key that selects a kind to its class; the schema's
 ``step`` definition lists the same keys.
 
-``run`` returns the step's mismatches, empty when every expectation holds;
-it raises only for what is not a mismatch: an ``AdapterFailure`` (including a
-response that breaks the protocol) or a ``ScenarioError``.
+``run`` returns the step's ``Tally``: every assertion it made, counted per
+level, and the mismatches of those that failed (``conformance.checks``). A
+``bad_request`` answer to the valid request a step sent is one failed
+behaviour assertion (PROTO-BADVALID-1), and the scenario goes on. ``run``
+raises only for what is not a mismatch: any other ``AdapterFailure``
+(including a response that breaks the protocol) or a ``ScenarioError``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias
 
-from conformance.checks import check_call, check_message, check_tools
+from conformance.checks import BEHAVIOUR, RENDERING, Tally, check_call, check_message, check_tools
+from conformance.errors import AdapterError
 from conformance.matchers import Mismatch, match
 from conformance.protocol import (
     check_call_response,
@@ -49,6 +53,7 @@ __all__ = [
     "ToolUse",
     "ToolsStep",
     "parse_step",
+    "refused",
 ]
 
 FsOp: TypeAlias = Literal["write", "touch", "delete", "chmod", "symlink", "mkfifo", "mkdir"]
@@ -81,6 +86,11 @@ class StepContext(Protocol):
     @property
     def sandbox(self) -> Sandbox:
         """The scenario's files, and the placeholders expanded against them."""
+        ...
+
+    @property
+    def unreported(self) -> frozenset[str]:
+        """The fields the implementation cannot report (hello's ``unreported``)."""
         ...
 
     def tool_use(self, use: ToolUse) -> dict[str, Any]:
@@ -134,8 +144,33 @@ class Step(ABC):
         """A few words naming the step in a report: its kind and its subject."""
 
     @abstractmethod
-    def run(self, context: StepContext) -> list[Mismatch]:
-        """Do the step in ``context``; the mismatches found, empty when it passed."""
+    def run(self, context: StepContext) -> Tally:
+        """Do the step in ``context``; its assertions, and the mismatches of those that failed."""
+
+
+def refused(exc: AdapterError, what: str) -> Tally:
+    """A ``bad_request`` answer to a valid request: one failed behaviour assertion.
+
+    PROTO-BADVALID-1: the runner sent a request the scenario's loader checked,
+    so the refusal is the implementation's failure, not an error of the run.
+
+    Raises:
+        AdapterError: ``exc`` is another kind of refusal.
+    """
+    if exc.error_kind != "bad_request":
+        raise exc
+    tally = Tally()
+    message = f"a valid {what} request was refused as bad_request: {exc}"
+    tally.check(BEHAVIOUR, (), lambda: [Mismatch(what, "an answer", "bad_request", message)])
+    return tally
+
+
+def _request(context: StepContext, body: Mapping[str, Any]) -> dict[str, Any] | Tally:
+    """The answer to ``body``, or the failed assertion a ``bad_request`` answer is."""
+    try:
+        return context.connector.request(body)
+    except AdapterError as exc:
+        return refused(exc, str(body["cmd"]))
 
 
 def _event_id_problems(events: Mapping[str, Any], known: set[str]) -> Problems:
@@ -168,12 +203,14 @@ class CallStep(Step):
     def describe(self) -> str:
         return f"call {self.call.name}"
 
-    def run(self, context: StepContext) -> list[Mismatch]:
+    def run(self, context: StepContext) -> Tally:
         tool_use = context.tool_use(self.call)
-        answer = context.connector.request({"cmd": "call", "tool_use": tool_use})
+        answer = _request(context, {"cmd": "call", "tool_use": tool_use})
+        if isinstance(answer, Tally):
+            return answer
         check_call_response(answer)
         expect = context.sandbox.expand_expect(self.expect)
-        return check_call(expect, answer, tool_use["id"])
+        return check_call(expect, answer, tool_use["id"], unreported=context.unreported)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -231,7 +268,7 @@ class MessageStep(Step):
     def describe(self) -> str:
         return "message " + ", ".join(c.name for c in self.calls)
 
-    def run(self, context: StepContext) -> list[Mismatch]:
+    def run(self, context: StepContext) -> Tally:
         uses = [context.tool_use(c) for c in self.calls]
         request: dict[str, Any] = {"cmd": "message", "content": uses}
         if self.streaming:
@@ -240,10 +277,13 @@ class MessageStep(Step):
             request["block_delay_ms"] = self.block_delay_ms
         if self.interrupt_after is not None:
             request["interrupt"] = {"after_started": list(self.interrupt_after)}
-        answer = context.connector.request(request)
+        answer = _request(context, request)
+        if isinstance(answer, Tally):
+            return answer
         check_message_response(answer, len(uses))
         expect = context.sandbox.expand_expect(self.expect)
-        return check_message(expect, answer, [u["id"] for u in uses])
+        ids = [u["id"] for u in uses]
+        return check_message(expect, answer, ids, unreported=context.unreported)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -279,9 +319,9 @@ class FsStep(Step):
     def describe(self) -> str:
         return f"fs {self.op} {self.path}"
 
-    def run(self, context: StepContext) -> list[Mismatch]:
+    def run(self, context: StepContext) -> Tally:
         context.sandbox.apply(self)
-        return []
+        return Tally()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -299,9 +339,9 @@ class SessionStep(Step):
     def describe(self) -> str:
         return f"session {self.action}"
 
-    def run(self, context: StepContext) -> list[Mismatch]:
+    def run(self, context: StepContext) -> Tally:
         context.restart_session()
-        return []
+        return Tally()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -319,10 +359,13 @@ class ToolsStep(Step):
     def describe(self) -> str:
         return "tools"
 
-    def run(self, context: StepContext) -> list[Mismatch]:
-        answer = context.connector.request({"cmd": "tools"})
+    def run(self, context: StepContext) -> Tally:
+        answer = _request(context, {"cmd": "tools"})
+        if isinstance(answer, Tally):
+            return answer
         check_tools_response(answer)
-        return check_tools(context.sandbox.expand_expect(self.expect), answer)
+        expect = context.sandbox.expand_expect(self.expect)
+        return check_tools(expect, answer, unreported=context.unreported)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -347,10 +390,13 @@ class RawStep(Step):
     def describe(self) -> str:
         return f"raw {self.request.get('cmd', '?')}"
 
-    def run(self, context: StepContext) -> list[Mismatch]:
+    def run(self, context: StepContext) -> Tally:
         answer = context.connector.request_raw(context.sandbox.expand(self.request))
         want = context.sandbox.expand_expect(self.expect)
-        return match(want["response"], answer, "response") if "response" in want else []
+        tally = Tally(unreported=context.unreported)
+        if "response" in want:
+            tally.check(RENDERING, (), lambda: match(want["response"], answer, "response"))
+        return tally
 
 
 STEPS: Mapping[str, type[Step]] = {

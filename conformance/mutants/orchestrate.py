@@ -84,11 +84,16 @@ _OPTIONS: Final = ConnectorOptions(timeout=10.0, hello_timeout=30.0)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Killer:
-    """A scenario that did not pass against a mutant."""
+    """A scenario that did not pass against a mutant.
+
+    ``signature`` is the ``(step, level, path)`` of each of its mismatches, so
+    that a change from one failure to another counts (``judge``).
+    """
 
     id: str
     outcome: str
     spec: tuple[str, ...]
+    signature: frozenset[tuple[int | None, str, str]] = frozenset()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -167,7 +172,15 @@ def run_suite(impl: str, *, timeout: float = RUN_TIMEOUT) -> SuiteRun:
         records = [json.loads(line) for line in report.read_text("utf-8").splitlines() if line]
     results = [r for r in records if r.get("type") == "result"]
     failed = tuple(
-        Killer(id=r["id"], outcome=r["outcome"], spec=tuple(r.get("spec") or ()))
+        Killer(
+            id=r["id"],
+            outcome=r["outcome"],
+            spec=tuple(r.get("spec") or ()),
+            signature=frozenset(
+                (m.get("step"), str(m.get("level", "")), str(m.get("path", "")))
+                for m in r.get("mismatches") or ()
+            ),
+        )
         for r in results
         if r["outcome"] in KILLING_OUTCOMES
     )
@@ -197,7 +210,7 @@ def run_scenarios(impl: str, scenarios: Sequence[Scenario]) -> SuiteRun:
     finally:
         runner.close()
     failed = tuple(
-        Killer(id=r.id, outcome=str(r.outcome), spec=r.spec)
+        Killer(id=r.id, outcome=str(r.outcome), spec=r.spec, signature=r.signature)
         for r in results
         if r.outcome in KILLING_OUTCOMES
     )
@@ -211,11 +224,15 @@ def targets(mutant: Mutant, scenarios: Sequence[Scenario]) -> list[Scenario]:
 
 
 def judge(mutant: Mutant, run: SuiteRun, control: SuiteRun, *, stage: str = FULL) -> Verdict:
-    """The verdict on ``mutant`` from its run; scenarios the control failed kill nothing."""
+    """The verdict on ``mutant`` from its run.
+
+    A scenario the control also failed kills only if it failed otherwise: in
+    another outcome, or with other mismatches (step, level, path).
+    """
     if run.error:
         return Verdict(mutant=mutant, error=run.error, seconds=run.seconds, stage=stage)
-    not_passing_anyway = {k.id for k in control.failed}
-    killers = tuple(k for k in run.failed if k.id not in not_passing_anyway)
+    anyway = {k.id: (k.outcome, k.signature) for k in control.failed}
+    killers = tuple(k for k in run.failed if anyway.get(k.id) != (k.outcome, k.signature))
     return Verdict(
         mutant=mutant, killers=killers, seconds=run.seconds, stage=stage, scenarios=run.scenarios
     )

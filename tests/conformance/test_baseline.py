@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance.baseline import Change, diff_baseline, load_baseline, merge_baseline, save_baseline
+from conformance.baseline import (
+    Baseline,
+    Change,
+    diff_baseline,
+    load_baseline,
+    merge_baseline,
+    save_baseline,
+)
 from conformance.errors import ConformanceError
 from conformance.results import Outcome, ScenarioResult
 from conformance.xfail import apply_expected_failures, load_expected_failures, unknown_entries
@@ -18,9 +25,9 @@ def result(scenario_id: str, outcome: Outcome, spec: tuple[str, ...] = ("A-1",))
 
 def test_a_baseline_round_trips_and_reports_changed_and_new_scenarios(tmp_path: Path) -> None:
     path = tmp_path / "baseline.json"
-    save_baseline(path, {"b": "pass", "a": "fail", "gone": "pass"}, {"name": "x"})
+    save_baseline(path, Baseline({"b": "pass", "a": "fail", "gone": "pass"}), {"name": "x"})
     baseline = load_baseline(path)
-    assert baseline == {"a": "fail", "b": "pass", "gone": "pass"}
+    assert baseline.outcomes == {"a": "fail", "b": "pass", "gone": "pass"}
     now = [
         result("a", Outcome.PASS, ("A-1", "B-2")),
         result("b", Outcome.PASS),
@@ -31,13 +38,18 @@ def test_a_baseline_round_trips_and_reports_changed_and_new_scenarios(tmp_path: 
         Change("c", None, "crash", ("A-1",)),
     ]
     assert str(diff_baseline(baseline, now)[0]) == "a: fail -> pass  [A-1, B-2]"
-    assert merge_baseline(baseline, now) == {"a": "pass", "b": "pass", "c": "crash", "gone": "pass"}
+    assert merge_baseline(baseline, now).outcomes == {
+        "a": "pass",
+        "b": "pass",
+        "c": "crash",
+        "gone": "pass",
+    }
 
 
 def test_a_baseline_records_raw_outcomes_not_expected_failure_ones() -> None:
     listed = apply_expected_failures(result("a", Outcome.FAIL), {"a": "known bug"})
     assert listed.outcome is Outcome.XFAIL
-    assert diff_baseline({"a": "fail"}, [listed]) == []
+    assert diff_baseline(Baseline({"a": "fail"}), [listed]) == []
 
 
 def test_a_file_that_is_no_baseline_is_refused(tmp_path: Path) -> None:

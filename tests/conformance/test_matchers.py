@@ -106,11 +106,11 @@ def test_check_call_reads_each_field_from_its_place() -> None:
         "output": {"json_subset": {"k": 1}},
         "events": {"contains": [{"type": "tool_end"}]},
     }
-    assert check_call(expect, response, "t1") == []
+    assert check_call(expect, response, "t1").mismatches == []
 
 
 def test_check_call_always_checks_the_echoed_tool_use_id() -> None:
-    (mismatch,) = check_call({}, answer(), "other")
+    (mismatch,) = check_call({}, answer(), "other").mismatches
     assert mismatch.path == "tool_result.tool_use_id"
 
 
@@ -121,7 +121,7 @@ def test_check_message_prefixes_result_paths_with_their_index() -> None:
     found = check_message(
         {"results": [None, {"stage": "done"}], "batches": [["t1"], ["t2"]]}, response, ["t1", "t2"]
     )
-    assert [m.path for m in found] == ["results[1].stage", "batches"]
+    assert [m.path for m in found.mismatches] == ["results[1].stage", "batches"]
 
 
 def events(*pairs: str) -> list[dict[str, str]]:

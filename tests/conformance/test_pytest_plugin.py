@@ -102,3 +102,13 @@ def test_the_suite_is_collected_only_when_asked_for() -> None:
     items = collected(str(area.relative_to(REPO)))
     assert items
     assert all(item.startswith(f"conformance/scenarios/{area.name}/") for item in items)
+
+
+def test_toolconf_levels_chooses_the_deciding_levels(suite: Path) -> None:
+    mismatch = str(suite / "basic" / "content-mismatch.yaml")  # fails in behaviour and rendering
+    done = pytest_run(suite, mismatch, "--impl", FAKE, "--toolconf-levels", "identity")
+    assert done.returncode == 0, done.stdout
+    assert "1 passed" in done.stdout
+    wrong = pytest_run(suite, mismatch, "--impl", FAKE, "--toolconf-levels", "looks")
+    assert wrong.returncode == 1, wrong.stdout
+    assert "unknown level" in wrong.stdout

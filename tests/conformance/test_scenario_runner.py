@@ -103,7 +103,9 @@ def test_session_restart_ends_and_begins_with_a_new_session_dir(
     assert [r["tool_use"]["id"] for r in recorded if r["cmd"] == "call"] == ["toolu_1", "toolu_2"]
 
 
-def test_a_failing_step_stops_the_scenario_and_is_located(recorded: list[dict[str, Any]]) -> None:
+def test_a_failing_step_is_located_and_the_later_steps_still_run(
+    recorded: list[dict[str, Any]],
+) -> None:
     result = run(
         "steps:\n"
         "  - call: {name: Read}\n    expect: {is_error: false}\n"
@@ -116,7 +118,7 @@ def test_a_failing_step_stops_the_scenario_and_is_located(recorded: list[dict[st
         ("stage", "validate", "done"),
         ("error_code", 7, None),
     ]
-    assert commands(recorded) == ["hello", "begin", "call", "call", "end"]
+    assert commands(recorded) == ["hello", "begin", "call", "call", "call", "end"]
 
 
 def test_message_steps_check_batches_results_and_events() -> None:

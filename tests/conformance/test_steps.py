@@ -54,6 +54,7 @@ class Context:
         self.sandbox = sandbox
         self.connector = connector
         self.restarts = 0
+        self.unreported: frozenset[str] = frozenset()
 
     def tool_use(self, use: ToolUse) -> dict[str, Any]:
         return {
@@ -125,7 +126,7 @@ def test_a_call_step_sends_its_expanded_tool_use_and_checks_the_result(sandbox: 
         None,
     )
     ctx = context(sandbox, result("r1", content=f"at {sandbox.root}/a"))
-    mismatches = step.run(ctx)
+    mismatches = step.run(ctx).mismatches
     assert ctx.connector.sent == [
         (
             "request",
@@ -145,7 +146,7 @@ def test_a_call_step_sends_its_expanded_tool_use_and_checks_the_result(sandbox: 
 
 def test_a_call_step_passes_with_no_mismatches(sandbox: Sandbox) -> None:
     step = parse_step({"call": {"name": "Read", "id": "r1"}, "expect": {"is_error": False}}, None)
-    assert step.run(context(sandbox, result("r1"))) == []
+    assert step.run(context(sandbox, result("r1"))).mismatches == []
 
 
 def test_a_call_answer_that_breaks_the_protocol_raises(sandbox: Sandbox) -> None:
@@ -167,7 +168,7 @@ def test_a_message_step_sends_its_options_and_checks_every_result(sandbox: Sandb
     )
     answer = {"results": [result("a"), result("b")], "batches": [["a"], ["b"]]}
     ctx = context(sandbox, answer)
-    mismatches = step.run(ctx)
+    mismatches = step.run(ctx).mismatches
     ((how, request),) = ctx.connector.sent
     assert how == "request"
     assert [u["id"] for u in request["content"]] == ["a", "b"]
@@ -188,21 +189,21 @@ def test_a_message_answer_with_too_few_results_raises(sandbox: Sandbox) -> None:
 def test_an_fs_step_changes_the_sandbox_and_checks_nothing(sandbox: Sandbox) -> None:
     step = parse_step({"fs": {"write": "d/a.txt", "text": "{root}"}}, None)
     ctx = context(sandbox)
-    assert step.run(ctx) == []
+    assert step.run(ctx).mismatches == []
     assert (sandbox.root / "d" / "a.txt").read_text() == str(sandbox.root)
     assert ctx.connector.sent == []
 
 
 def test_a_session_step_restarts_the_session(sandbox: Sandbox) -> None:
     ctx = context(sandbox)
-    assert parse_step({"session": "restart"}, None).run(ctx) == []
+    assert parse_step({"session": "restart"}, None).run(ctx).mismatches == []
     assert (ctx.restarts, ctx.connector.sent) == (1, [])
 
 
 def test_a_tools_step_checks_the_pool(sandbox: Sandbox) -> None:
     step = parse_step({"tools": {}, "expect": {"deferred": ["Glob"]}}, None)
     ctx = context(sandbox, {"tools": [], "deferred": []})
-    mismatches = step.run(ctx)
+    mismatches = step.run(ctx).mismatches
     assert ctx.connector.sent == [("request", {"cmd": "tools"})]
     assert [(m.path, m.expected, m.actual) for m in mismatches] == [("deferred", ["Glob"], [])]
 
@@ -223,14 +224,16 @@ def test_a_raw_step_sends_as_written_and_takes_an_error_answer_as_data(
         None,
     )
     ctx = context(sandbox, {"error": {"code": "bad_request", "message": "no tool_use"}})
-    assert step.run(ctx) == []
+    assert step.run(ctx).mismatches == []
     assert ctx.connector.sent == [("raw", {"cmd": "call", "cwd": str(sandbox.root)})]
     ctx = context(sandbox, {"ok": True})
-    assert [m.path for m in step.run(ctx)] == ["response.error"]
+    assert [m.path for m in step.run(ctx).mismatches] == ["response.error"]
 
 
 def test_a_raw_step_without_a_response_expectation_checks_nothing(sandbox: Sandbox) -> None:
-    assert parse_step({"raw": {"cmd": "tools"}}, None).run(context(sandbox, {"x": 1})) == []
+    assert (
+        parse_step({"raw": {"cmd": "tools"}}, None).run(context(sandbox, {"x": 1})).mismatches == []
+    )
 
 
 def test_step_problems_are_relative_to_the_step() -> None:

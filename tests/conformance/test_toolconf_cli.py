@@ -34,7 +34,7 @@ def test_a_failing_scenario_fails_the_run_and_is_explained(
     assert "content: 'hello' not found in 'ok: Read'" in out
     assert "pass            basic/call-ok" in out  # plain progress lines when not a terminal
     assert "FAILED: 1 of 4 scenarios not passing" in out
-    level_table = out.split("level")[1]
+    level_table = out.split("\nlevel ")[1]
     assert "SHOULD" in level_table
 
 
