@@ -281,6 +281,16 @@ def _event_types(check: str, operand: Any) -> set[str]:
     return types
 
 
+def _without_unreported_keys(item: Any, unreported: frozenset[str]) -> Any:
+    """An event pattern (or list of them) without the keys named ``events.TYPE.KEY`` unreported."""
+    if isinstance(item, list):
+        return [_without_unreported_keys(x, unreported) for x in item]
+    if isinstance(item, Mapping) and isinstance(item.get("type"), str):
+        prefix = f"events.{item['type']}."
+        return {k: v for k, v in item.items() if prefix + k not in unreported}
+    return item
+
+
 def _event_check(
     check: str, operand: Any, index: int, events: Sequence[Mapping[str, Any]], path: str
 ) -> list[Mismatch]:
@@ -304,7 +314,8 @@ def _check_events(
     for check, operand in expect.items():
         whole = check in ("max_concurrent", "sequence")
         items = [operand] if whole else list(operand)
-        for i, item in enumerate(items):
+        for i, written in enumerate(items):
+            item = _without_unreported_keys(written, tally.unreported)
             names = ("events", *(f"events.{t}" for t in sorted(_event_types(check, item))))
             tally.check(BEHAVIOUR, names, partial(_event_check, check, item, i, events, path))
 

@@ -47,6 +47,7 @@ from conformance.checks import LEVELS
 from conformance.connectors import ConnectorOptions, connect
 from conformance.console import Progress, describe_result, format_table, level_lines, summarize
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
+from conformance.fidelity import fidelity_markdown, load_report
 from conformance.lint import LintPaths, lint
 from conformance.protocol import check_ok
 from conformance.registry import (
@@ -147,6 +148,15 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--code", type=Path, default=DEFAULT_CODE, help="the engine's sources")
     check.add_argument("--uncited", type=Path, default=DEFAULT_UNCITED)
     check.set_defaults(command=_lint)
+
+    fidelity = commands.add_parser(
+        "fidelity", help="per SPEC ID and level: agrees / disagrees / not observable, from a report"
+    )
+    fidelity.add_argument("report", type=Path, help="a JSON-lines report of one run")
+    fidelity.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
+    fidelity.add_argument("--output", default="-", help="Markdown file ('-': stdout)")
+    fidelity.add_argument("--regenerate", default="", help="the command that regenerates the report")
+    fidelity.set_defaults(command=_fidelity)
 
     smoke = commands.add_parser("smoke", help="start an implementation, open and close a session")
     _add_impl(smoke)
@@ -457,6 +467,16 @@ def _list(args: argparse.Namespace) -> int:
     for s in chosen:
         print(f"{s.area}/{s.id}\t{s.level}\t{','.join(s.spec)}\t{s.title}")
     return EXIT_FAILED if errors else EXIT_OK
+
+
+def _fidelity(args: argparse.Namespace) -> int:
+    report = load_report(args.report)
+    started = str(report.header.get("started", ""))[:10] or "unknown date"
+    command = args.regenerate or f"toolconf run --impl {report.header.get('impl', '?')}"
+    page = fidelity_markdown(report, args.spec.read_text("utf-8"), command=command, date=started)
+    with _open_output(args.output) as out:
+        out.write(page)
+    return EXIT_OK
 
 
 def _lint(args: argparse.Namespace) -> int:

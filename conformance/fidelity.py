@@ -101,8 +101,8 @@ def spec_sections(text: str) -> dict[str, str]:
             headings.append((number, f"{m[2]} {m[3]}"))
     out: dict[str, str] = {}
     index = -1
-    for line, requirement_id in by_line:
-        while index + 1 < len(headings) and headings[index + 1][0] < line:
+    for at, requirement_id in by_line:
+        while index + 1 < len(headings) and headings[index + 1][0] < at:
             index += 1
         out[requirement_id] = headings[index][1] if index >= 0 else "preamble"
     return out

@@ -133,9 +133,34 @@ def check_ok(response: Mapping[str, Any], cmd: str) -> None:
     check_response(cmd, response)
 
 
-def check_call_response(response: Mapping[str, Any]) -> None:
-    """A ``call`` answer (PROTO-CALL-1)."""
+_REPORTED_OUTCOME = ("stage", "error_code", "error_name")
+
+
+def _check_reported(
+    what: str, path: str, answer: Mapping[str, Any], unreported: frozenset[str]
+) -> None:
+    """PROTO-UNREPORTED-1: what the schema leaves optional is required unless hello says not."""
+    outcome = answer.get("outcome")
+    if isinstance(outcome, Mapping):
+        for key in _REPORTED_OUTCOME:
+            if key not in outcome and key not in unreported:
+                message = f"{key!r} is required: hello does not list it as unreported"
+                raise SchemaViolation(what, f"{path}.outcome", message)
+    if "events.permission_request.reason" in unreported:
+        return
+    for index, event in enumerate(answer.get("events") or []):
+        asked = isinstance(event, Mapping) and event.get("type") == "permission_request"
+        if asked and "reason" not in event:
+            message = "'reason' is required: hello does not list it as unreported"
+            raise SchemaViolation(what, f"{path}.events[{index}]", message)
+
+
+def check_call_response(
+    response: Mapping[str, Any], unreported: frozenset[str] = frozenset()
+) -> None:
+    """A ``call`` answer (PROTO-CALL-1), with the fields hello did not call unreported."""
     check_response("call", response)
+    _check_reported("call response", "$", response, unreported)
 
 
 def check_tools_response(response: Mapping[str, Any]) -> None:
@@ -143,10 +168,13 @@ def check_tools_response(response: Mapping[str, Any]) -> None:
     check_response("tools", response)
 
 
-def check_message_response(response: Mapping[str, Any], count: int) -> None:
+def check_message_response(
+    response: Mapping[str, Any], count: int, unreported: frozenset[str] = frozenset()
+) -> None:
     """A ``message`` answer with one result per ``tool_use`` block sent (PROTO-MESSAGE-1).
 
-    The count is the one rule the schema cannot state.
+    The count, and the fields required unless hello calls them unreported
+    (PROTO-UNREPORTED-1), are the rules the schema cannot state.
     """
     check_response("message", response)
     if len(response["results"]) != count:
@@ -155,6 +183,12 @@ def check_message_response(response: Mapping[str, Any], count: int) -> None:
             "$.results",
             f"expected {count} results, got {len(response['results'])}",
         )
+    if "batches" not in response and "batches" not in unreported:
+        message = "'batches' is required: hello does not list it as unreported"
+        raise SchemaViolation("message response", "$", message)
+    for index, result in enumerate(response["results"]):
+        _check_reported("message response", f"$.results[{index}]", result, unreported)
+    _check_reported("message response", "$", {"events": response.get("events")}, unreported)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -208,7 +208,7 @@ class CallStep(Step):
         answer = _request(context, {"cmd": "call", "tool_use": tool_use})
         if isinstance(answer, Tally):
             return answer
-        check_call_response(answer)
+        check_call_response(answer, context.unreported)
         expect = context.sandbox.expand_expect(self.expect)
         return check_call(expect, answer, tool_use["id"], unreported=context.unreported)
 
@@ -280,7 +280,7 @@ class MessageStep(Step):
         answer = _request(context, request)
         if isinstance(answer, Tally):
             return answer
-        check_message_response(answer, len(uses))
+        check_message_response(answer, len(uses), context.unreported)
         expect = context.sandbox.expand_expect(self.expect)
         ids = [u["id"] for u in uses]
         return check_message(expect, answer, ids, unreported=context.unreported)

@@ -28,6 +28,7 @@ from conformance.errors import SchemaViolation
 from conformance.protocol import (
     COMMANDS,
     check_answer,
+    check_call_response,
     check_message_response,
     check_request,
     check_response,
@@ -209,7 +210,6 @@ def _with(base: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, 
 BAD_ANSWERS = [
     ("call", _with(CALL_ANSWER, ("outcome", "stage"), "weird"), "$.outcome.stage"),
     ("call", _with(CALL_ANSWER, ("outcome", "error_code"), 3), "$.outcome.error_code"),
-    ("call", _with(CALL_ANSWER, ("outcome", "error_name"), _DELETE), "$.outcome"),
     ("call", _with(CALL_ANSWER, ("tool_result", "content"), 5), "$.tool_result.content"),
     (
         "call",
@@ -241,6 +241,30 @@ BAD_ANSWERS = [
         "$.features",
     ),
 ]
+
+
+def test_outcome_fields_are_required_unless_hello_lists_them_unreported() -> None:
+    """PROTO-UNREPORTED-1: the schema leaves them optional; the runner checks them per hello."""
+    answer = _with(CALL_ANSWER, ("outcome", "error_name"), _DELETE)
+    assert both_agree("#/$defs/call/$defs/response", answer)
+    with pytest.raises(SchemaViolation) as info:
+        check_call_response(answer)
+    assert info.value.path == "$.outcome"
+    check_call_response(answer, frozenset({"error_name"}))
+    asked = _with(
+        CALL_ANSWER,
+        ("events",),
+        [{"type": "permission_request", "id": "t1", "tool": "Read", "answer": "deny"}],
+    )
+    with pytest.raises(SchemaViolation) as info:
+        check_call_response(asked)
+    assert info.value.path == "$.events[0]"
+    check_call_response(asked, frozenset({"events.permission_request.reason"}))
+    plan_missing = {"seq": 1, "results": [dict(CALL_ANSWER, seq=None)]}
+    plan_missing["results"][0].pop("seq")
+    with pytest.raises(SchemaViolation):
+        check_message_response(plan_missing, 1)
+    check_message_response(plan_missing, 1, frozenset({"batches"}))
 
 
 @pytest.mark.parametrize(("command", "answer", "path"), BAD_ANSWERS)
