@@ -155,7 +155,7 @@ def _parser() -> argparse.ArgumentParser:
     fidelity.add_argument("report", type=Path, help="a JSON-lines report of one run")
     fidelity.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
     fidelity.add_argument("--output", default="-", help="Markdown file ('-': stdout)")
-    fidelity.add_argument("--regenerate", default="", help="the command that regenerates the report")
+    fidelity.add_argument("--regenerate", default="", help="command that regenerates it")
     fidelity.set_defaults(command=_fidelity)
 
     smoke = commands.add_parser("smoke", help="start an implementation, open and close a session")
