@@ -267,6 +267,8 @@ def _to_cli(use: Mapping[str, Any]) -> dict[str, Any]:
     block = dict(use)
     if block.get("name") == "Probe":
         tool_input = block.get("input")
+        if isinstance(tool_input, dict) and tool_input.get("bash_error") is True:
+            raise Unmappable("Probe's bash_error has no counterpart: a failed MCP tool is no Bash")
         safe = isinstance(tool_input, dict) and tool_input.get("concurrency_safe") is True
         block["name"] = PROBE_TOOLS[1] if safe else PROBE_TOOLS[0]
     return block
