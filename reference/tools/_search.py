@@ -44,5 +44,10 @@ def mtime_ns(path: str) -> int:
 
 
 def newest_first(found: Iterable[tuple[str, int]]) -> list[str]:
-    """GLOB-SORT-1 / GREP-FILESMODE-1: newest mtime first, ties by path in code-point order."""
+    """GREP-FILESMODE-1: newest mtime first, ties by path in code-point order."""
     return [path for path, _ in sorted(found, key=lambda item: (-item[1], item[0]))]
+
+
+def oldest_first(found: Iterable[tuple[str, int]]) -> list[str]:
+    """GLOB-SORT-1: oldest mtime first, ties by path in code-point order."""
+    return [path for path, _ in sorted(found, key=lambda item: (item[1], item[0]))]

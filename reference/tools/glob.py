@@ -30,7 +30,7 @@ from reference.tools._common import StrictInput
 from reference.tools._search import (
     env_is_false,
     mtime_ns,
-    newest_first,
+    oldest_first,
     shown_filter,
 )
 
@@ -377,7 +377,7 @@ def find(inp: GlobInput, ctx: ToolUseContext) -> tuple[list[str], bool]:
                 continue
             if shown(absolute):  # PERM-FILTER-1: counted only when shown
                 found[absolute] = mtime_ns(absolute)
-    ordered = newest_first(found.items())  # GLOB-SORT-1
+    ordered = oldest_first(found.items())  # GLOB-SORT-1
     return ordered[:MAX_RESULTS], len(ordered) > MAX_RESULTS
 
 

@@ -126,9 +126,9 @@ def test_an_absolute_pattern_ignores_path(tmp_path: Path, call: Call) -> None:
     """SPEC: GLOB-BASE-1"""
     make(tmp_path, "a/x.py", "a/sub/y.py", "b/z.py")
     response = call("Glob", pattern=f"{tmp_path}/a/**/*.py", path=str(tmp_path / "b"))
-    assert rel(tmp_path, response) == ["a/sub/y.py", "a/x.py"]
+    assert rel(tmp_path, response) == ["a/x.py", "a/sub/y.py"]
     response = call("Glob", pattern=f"{tmp_path}/{{a,b}}/*.py")
-    assert rel(tmp_path, response) == ["b/z.py", "a/x.py"]
+    assert rel(tmp_path, response) == ["a/x.py", "b/z.py"]
     assert rel(tmp_path, call("Glob", pattern=f"{tmp_path}/b/z.py")) == ["b/z.py"]
 
 
@@ -324,7 +324,7 @@ def test_gitignore_of_parents_up_to_root(tmp_path: Path, begin: Begin) -> None:
 # --- GLOB-SORT-1 and GLOB-OUTPUT-1 --------------------------------------------------------
 
 
-def test_newest_first_ties_by_path(tmp_path: Path, call: Call) -> None:
+def test_oldest_first_ties_by_path(tmp_path: Path, call: Call) -> None:
     """SPEC: GLOB-SORT-1"""
     old, new, mid = make(tmp_path, "old.txt", "new.txt", "mid.txt")
     os.utime(old, (1000, 1000))
@@ -334,11 +334,11 @@ def test_newest_first_ties_by_path(tmp_path: Path, call: Call) -> None:
     for name in ("tie_b.txt", "tie_a.txt"):
         os.utime(tmp_path / name, (1500, 1500))
     assert rel(tmp_path, call("Glob", pattern="*.txt")) == [
-        "new.txt",
-        "mid.txt",
+        "old.txt",
         "tie_a.txt",
         "tie_b.txt",
-        "old.txt",
+        "mid.txt",
+        "new.txt",
     ]
 
 
@@ -351,8 +351,8 @@ def test_the_first_100_are_returned_and_the_result_says_truncated(
     output = assert_done(response)
     assert output["numFiles"] == 100
     assert output["truncated"] is True
-    assert output["filenames"][0] == f"{tmp_path}/f100.txt"  # the newest
-    assert f"{tmp_path}/f000.txt" not in output["filenames"]  # the oldest fell out
+    assert output["filenames"][0] == f"{tmp_path}/f000.txt"  # the oldest
+    assert f"{tmp_path}/f100.txt" not in output["filenames"]  # the newest fell out
     lines = content(response).split("\n")
     assert lines[:-1] == output["filenames"]
     assert lines[-1] == TRUNCATED
@@ -371,7 +371,7 @@ def test_output_text_and_structure(tmp_path: Path, call: Call) -> None:
     assert isinstance(output["durationMs"], int)
     assert output["numFiles"] == 2
     assert output["truncated"] is False
-    assert content(response) == f"{tmp_path}/b.txt\n{tmp_path}/a.txt"
+    assert content(response) == f"{tmp_path}/a.txt\n{tmp_path}/b.txt"
     assert content(call("Glob", pattern="*.none")) == NO_FILES
     assert assert_done(call("Glob", pattern="*.none"))["filenames"] == []
 
