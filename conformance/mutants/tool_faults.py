@@ -83,19 +83,19 @@ def _notebook_edit_no_staleness_check() -> None:
 
 @process_patch(
     "glob-not-sorted-by-mtime",
-    "Glob lists its matches by path, not newest first",
+    "Glob lists its matches by path, not oldest first",
     breaks=("GLOB-SORT-1",),
 )
 def _glob_not_sorted_by_mtime() -> None:
     def by_path(found: Iterable[tuple[str, int]]) -> list[str]:
         return sorted(path for path, _ in found)
 
-    set_global(glob, "newest_first", by_path)
+    set_global(glob, "oldest_first", by_path)
 
 
 @process_patch(
     "glob-cap-ignored",
-    "Glob returns every match instead of the newest 100 with the truncation note",
+    "Glob returns every match instead of the oldest 100 with the truncation note",
     breaks=("GLOB-SORT-1",),
 )
 def _glob_cap_ignored() -> None:
