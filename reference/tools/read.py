@@ -236,8 +236,8 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
         return read_pdf.read(path, st.size, data, inp.pages)
     if kind is Kind.NOTEBOOK:
         return read_notebook.read(ctx, path, st, data, (offset, limit))
-    whole_file = inp.offset is None and inp.limit is None  # READ-SIZE-2: ranges skip the cap
-    if whole_file and st.size > MAX_WHOLE_FILE_BYTES:  # READ-SIZE-1: stat alone decides
+    unbounded = inp.limit is None  # READ-SIZE-2: only a limit lifts the size gate
+    if unbounded and st.size > MAX_WHOLE_FILE_BYTES:  # READ-SIZE-1: stat alone decides
         raise errors.MaxFileReadSizeExceededError(
             f"File content ({st.size} bytes) exceeds maximum allowed size "
             f"({MAX_WHOLE_FILE_BYTES} bytes). Use offset and limit parameters to read "

@@ -549,14 +549,21 @@ def test_size_gate_limit_is_262144_bytes(
         assert_done(response)
 
 
-@pytest.mark.parametrize("view", [{"limit": 3}, {"offset": 2990}], ids=["limit", "offset"])
-def test_offset_or_limit_lifts_the_size_gate(
-    tmp_path: Path, call: Call, view: dict[str, int]
-) -> None:
+@pytest.mark.parametrize(
+    "view", [{"limit": 3}, {"offset": 2990, "limit": 5}], ids=["limit", "offset-and-limit"]
+)
+def test_a_limit_lifts_the_size_gate(tmp_path: Path, call: Call, view: dict[str, int]) -> None:
     """SPEC: READ-SIZE-2"""
     path = write_lines(tmp_path / "big.txt", [f"{n:04d}" + "y" * 95 for n in range(3000)])
     assert path.stat().st_size > 262_144
     assert_done(call("Read", file_path=str(path), **view))
+
+
+def test_an_offset_alone_does_not_lift_the_size_gate(tmp_path: Path, call: Call) -> None:
+    """SPEC: READ-SIZE-1, READ-SIZE-2"""
+    path = write_lines(tmp_path / "big.txt", [f"{n:04d}" + "y" * 95 for n in range(3000)])
+    response = call("Read", file_path=str(path), offset=2990)
+    assert response["outcome"]["error_name"] == "MaxFileReadSizeExceededError"
 
 
 def test_read_with_limit_is_still_subject_to_the_token_gate(
