@@ -31,6 +31,15 @@ def _integral(value: object) -> object:
 JsonInt = Annotated[int, BeforeValidator(_integral)]
 
 
+def _semantic(value: object) -> object:
+    """EDIT-BOOL-1: the strings "true" and "false", exactly, are those booleans."""
+    return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
+
+
+SemanticBool = Annotated[bool, BeforeValidator(_semantic)]
+"""A boolean field that also takes "true" and "false" (EDIT-BOOL-1); the schema stays boolean."""
+
+
 def check_path_syntax(raw_path: str) -> None:
     """FILE-PATH-2 and FILE-PATH-3, before any file system access."""
     if paths.has_nul(raw_path):

@@ -18,6 +18,7 @@ from reference.tools._common import (
     MODIFIED_SINCE_READ,
     NOT_READ_YET,
     UNEXPECTEDLY_MODIFIED,
+    SemanticBool,
     StrictInput,
     check_path_syntax,
     current_text,
@@ -34,7 +35,7 @@ class EditInput(StrictInput):
     file_path: str = Field(description="The absolute path to the file to modify")
     old_string: str = Field(description="The text to replace")
     new_string: str = Field(description="The text to replace it with")
-    replace_all: bool = Field(default=False, description="Replace all occurrences")
+    replace_all: SemanticBool = Field(default=False, description="Replace all occurrences")
 
 
 def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
