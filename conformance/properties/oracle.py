@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_LIMIT",
     "MULTIPLE",
     "NOT_FOUND",
+    "REMINDER",
     "EditRefused",
     "ReadView",
     "cat_n",
@@ -26,7 +27,6 @@ __all__ = [
     "normalize_quotes",
     "offset_notice",
     "read_view",
-    "REMINDER",
     "restore_quotes",
     "to_lf",
 ]
@@ -61,7 +61,10 @@ def is_crlf(text: str) -> bool:
 
 
 def lines_of(text: str) -> list[str]:
-    """READ-FORMAT-1: the pieces between ``\\n`` (or ``\\r\\n``); a final one starts an empty line."""
+    """READ-FORMAT-1: the pieces between ``\\n`` (or ``\\r\\n``).
+
+    A final line ending starts one more, empty line.
+    """
     return to_lf(text).split("\n")
 
 
