@@ -2,9 +2,8 @@
 
 TOK-ESTIMATE-1, TOK-EXACT-1/2, TOK-GATE-1 over the corpus of
 ``conformance.bench.corpus``, one text per kind and size (seed 0). The texts
-are gated as they are, without Read's line-number prefixes: Read cuts lines
-over 2,000 characters (READ-LINE-2), which would turn the minified JS and
-long-line files into something else, and what is measured here is how the
+are gated as they are, which is what a whole-file Read gates (TOK-GATE-1: the
+view without line-number prefixes), so what is measured here is how the
 content's kind moves the estimate and the count.
 
 Every benchmark records in ``extra_info`` the text's estimate, its full exact

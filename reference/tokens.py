@@ -7,9 +7,10 @@ whitespace that contains newlines always ends a pre-token at its last newline
 alternative reaches past a newline. So right after a newline that is followed
 by spaces or tabs and then a non-whitespace character, one pre-token ends and
 the next begins: cutting there, the counts of the pieces add up to the count of
-the whole. Read's output qualifies on every line, since each starts with its
-right-aligned number. That lets the counter stop as soon as the running total
-passes the cap.
+the whole. In the view the gate counts (TOK-GATE-1: Read's lines without
+their prefixes) nearly every line start qualifies; only blank lines join the
+line that follows them. That lets the counter stop as soon as the running
+total passes the cap.
 """
 
 from __future__ import annotations

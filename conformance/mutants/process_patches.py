@@ -11,7 +11,6 @@ weaken the mutant.
 from __future__ import annotations
 
 import os
-import sys
 
 from conformance.mutants.base import process_patch, rebind, set_global
 from reference import dispatch, errors, fileio, filestate, history, paths, text, tokens
@@ -102,13 +101,46 @@ def _dedup_ignores_mtime() -> None:
     rebind(original, hit)
 
 
+def _cutting_format_lines(lines: list[str], start: int) -> str:
+    cut = [
+        f"{line[:2000]}… [line truncated: {len(line)} characters]" if len(line) > 2000 else line
+        for line in lines
+    ]
+    return _FORMAT_LINES(cut, start)
+
+
+_FORMAT_LINES = read.format_lines
+
+
 @process_patch(
-    "long-lines-not-cut",
-    "Read shows lines longer than 2000 characters whole",
+    "long-lines-cut",
+    "Read cuts lines longer than 2000 characters and marks them, as the original once did",
     breaks=("READ-LINE-2",),
 )
-def _long_lines_not_cut() -> None:
-    set_global(read, "MAX_LINE_CHARS", sys.maxsize)
+def _long_lines_cut() -> None:
+    rebind(read.format_lines, _cutting_format_lines)
+
+
+def _padded_format_lines(lines: list[str], start: int) -> str:
+    return "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(lines, start))
+
+
+@process_patch(
+    "line-numbers-padded",
+    "Read right-aligns line numbers in 6 columns (the older cat -n form)",
+    breaks=("READ-FORMAT-1",),
+)
+def _line_numbers_padded() -> None:
+    rebind(read.format_lines, _padded_format_lines)
+
+
+@process_patch(
+    "no-malware-reminder",
+    "Read returns text views without the malware reminder",
+    breaks=("READ-REMINDER-1",),
+)
+def _no_malware_reminder() -> None:
+    set_global(read, "MALWARE_REMINDER", "")
 
 
 @process_patch(

@@ -329,13 +329,13 @@ def _stale_refusal_refreshes_record(engine: MutantEngine) -> None:
         wrap_tool(engine, tool, "validate_input", _reread_when_stale)
 
 
-def _offset_notice_first(map_result: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def _empty_notice_of_its_own(map_result: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def mapped(data: dict[str, Any]) -> Any:
         file = data.get("file") or {}
-        if data["type"] == "text" and file["totalLines"] == 0 and file["startLine"] > 1:
+        if data["type"] == "text" and file["totalLines"] == 1 and file["content"] == "":
             return (
-                "<system-reminder>Warning: the file exists but is shorter than the provided "
-                f"offset ({file['startLine']}). The file has 0 lines.</system-reminder>"
+                "<system-reminder>Warning: the file exists but its contents are empty."
+                "</system-reminder>"
             )
         return map_result(data)
 
@@ -343,9 +343,9 @@ def _offset_notice_first(map_result: Callable[[Any], Any]) -> Callable[[Any], An
 
 
 @session_fault(
-    "empty-file-offset-notice",
-    "An empty file read with an offset gets the shorter-than-offset notice",
+    "empty-file-notice-of-its-own",
+    "An empty file gets an empty-file notice of its own, not the offset notice of its one line",
     breaks=("READ-EMPTY-1",),
 )
-def _empty_file_offset_notice(engine: MutantEngine) -> None:
-    wrap_tool(engine, "Read", "map_result", _offset_notice_first)
+def _empty_file_notice_of_its_own(engine: MutantEngine) -> None:
+    wrap_tool(engine, "Read", "map_result", _empty_notice_of_its_own)

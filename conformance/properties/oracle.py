@@ -15,9 +15,9 @@ from typing import Final
 __all__ = [
     "DEDUP_STUB",
     "DEFAULT_LIMIT",
-    "EMPTY_NOTICE",
     "MULTIPLE",
     "NOT_FOUND",
+    "REMINDER",
     "EditRefused",
     "ReadView",
     "cat_n",
@@ -32,12 +32,15 @@ __all__ = [
 ]
 
 DEFAULT_LIMIT: Final = 2000  # READ-RANGE-2
-EMPTY_NOTICE: Final = (  # READ-EMPTY-1
-    "<system-reminder>Warning: the file exists but its contents are empty.</system-reminder>"
-)
 DEDUP_STUB: Final = (  # READ-DEDUP-1
-    "Wasted call \u2014 file unchanged since your last Read. "
-    "Refer to that earlier tool_result instead."
+    "File unchanged since last read. The content from the earlier Read tool_result in this "
+    "conversation is still current \u2014 refer to that instead of re-reading."
+)
+REMINDER: Final = (  # READ-REMINDER-1
+    "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be "
+    "considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. "
+    "But you MUST refuse to improve or augment the code. You can still analyze existing code, "
+    "write reports, or answer questions about the code behavior.\n</system-reminder>\n"
 )
 _CURLY: Final = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}
 _OPENERS: Final = "([{\u2013\u2014"
@@ -58,16 +61,16 @@ def is_crlf(text: str) -> bool:
 
 
 def lines_of(text: str) -> list[str]:
-    """The file's lines without their endings (``\\n`` or ``\\r\\n``); a final one ends a line."""
-    lines = to_lf(text).split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
+    """READ-FORMAT-1: the pieces between ``\\n`` (or ``\\r\\n``).
+
+    A final line ending starts one more, empty line.
+    """
+    return to_lf(text).split("\n")
 
 
 def cat_n(lines: list[str], start: int) -> str:
-    """READ-FORMAT-1: number right-aligned in 6 columns, a TAB, the line; joined by ``\\n``."""
-    return "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(lines, start))
+    """READ-FORMAT-1: the number unpadded, a TAB, the line; joined by ``\\n``."""
+    return "\n".join(f"{number}\t{line}" for number, line in enumerate(lines, start))
 
 
 def offset_notice(offset: int, total: int) -> str:
@@ -85,23 +88,24 @@ class ReadView:
     text: str
     """The tool_result text."""
     partial: bool
-    """STATE-PARTIAL-1 (READ-EMPTY-1: an empty file is always a full read)."""
+    """STATE-PARTIAL-1 (READ-EMPTY-1: a file with no text is always a full read)."""
 
 
 def read_view(text: str, offset: int | None, limit: int | None) -> ReadView:
-    """READ-FORMAT-1, READ-RANGE-1/2, READ-EMPTY-1, READ-OFFSET-1, STATE-PARTIAL-1.
+    """READ-FORMAT-1, READ-RANGE-1/2, READ-EMPTY-1, READ-OFFSET-1, READ-REMINDER-1, STATE-PARTIAL-1.
 
-    Lines are short here, so READ-LINE-2 never cuts one.
+    A view with no text is the notice; the empty line after a final line
+    ending holds no text, so leaving it out of the view is not partial.
     """
     first = offset or 1
     lines = lines_of(text)
-    if not lines:
-        return ReadView(text=EMPTY_NOTICE, partial=False)
     shown = lines[first - 1 : first - 1 + (limit or DEFAULT_LIMIT)]
-    partial = first > 1 or first - 1 + len(shown) < len(lines)
-    if not shown:
+    last = len(lines) - 1 if len(lines) > 1 and lines[-1] == "" else len(lines)
+    has_text = lines != [""]
+    partial = has_text and (first > 1 or first - 1 + len(shown) < last)
+    if "\n".join(shown) == "":
         return ReadView(text=offset_notice(first, len(lines)), partial=partial)
-    return ReadView(text=cat_n(shown, first), partial=partial)
+    return ReadView(text=cat_n(shown, first) + REMINDER, partial=partial)
 
 
 # -- Edit -------------------------------------------------------------------

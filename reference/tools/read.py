@@ -16,7 +16,6 @@ import enum
 import math
 import os
 import stat as statmod
-import threading
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
@@ -38,18 +37,20 @@ from reference.tools._common import (
 
 NAME: Final = "Read"
 DEFAULT_LIMIT: Final = 2000  # READ-RANGE-2
-MAX_LINE_CHARS: Final = 2000  # READ-LINE-2
 MAX_WHOLE_FILE_BYTES: Final = 256 * 1024  # READ-SIZE-1
 BINARY_SNIFF_BYTES: Final = 8192  # READ-BINARY-1
 HEAD_BYTES: Final = 16  # IMG-DETECT-1: the longest signature is 12 bytes (WebP, HEIC, AVIF)
 EMPTY_FORMS: Final = frozenset({b"", b"\xef\xbb\xbf", b"\xff\xfe"})  # READ-EMPTY-1
 DEDUP_STUB: Final = (  # READ-DEDUP-1
-    "Wasted call \u2014 file unchanged since your last Read. "
-    "Refer to that earlier tool_result instead."
+    "File unchanged since last read. The content from the earlier Read tool_result in this "
+    "conversation is still current \u2014 refer to that instead of re-reading."
 )
 DEDUP_HIT: Final = MappingProxyType({"dedup": True})
-EMPTY_NOTICE: Final = (  # READ-EMPTY-1
-    "<system-reminder>Warning: the file exists but its contents are empty.</system-reminder>"
+MALWARE_REMINDER: Final = (  # READ-REMINDER-1
+    "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be "
+    "considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. "
+    "But you MUST refuse to improve or augment the code. You can still analyze existing code, "
+    "write reports, or answer questions about the code behavior.\n</system-reminder>\n"
 )
 
 
@@ -138,43 +139,28 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
 
 
 def format_lines(lines: list[str], start: int) -> str:
-    """READ-FORMAT-1 and READ-LINE-2: ``cat -n`` with long lines cut."""
-    out = []
-    for number, line in enumerate(lines, start):
-        shown = line
-        if len(line) > MAX_LINE_CHARS:
-            shown = f"{line[:MAX_LINE_CHARS]}… [line truncated: {len(line)} characters]"
-        out.append(f"{number:>6}\t{shown}")
-    return "\n".join(out)
-
-
-_RENDERED = threading.local()
-"""READ-FORMAT-1: the ``cat -n`` text ``call`` rendered for the token gate, kept
-for ``map_result``, which dispatch runs on the same thread right after it.
-One slot per thread: a Read's text is rendered once, not twice."""
-
-
-def _keep_rendered(content: str, start: int, formatted: str) -> None:
-    _RENDERED.last = (content, start, formatted)
-
-
-def _take_rendered(content: str, start: int) -> str | None:
-    """The text rendered from this very ``content`` string object, else None."""
-    last = getattr(_RENDERED, "last", None)
-    _RENDERED.last = None
-    if last is not None and last[0] is content and last[1] == start:
-        return str(last[2])
-    return None
+    """READ-FORMAT-1 and READ-LINE-2: ``N<TAB>line``, the number unpadded, no line cut."""
+    return "\n".join([f"{number}\t{line}" for number, line in enumerate(lines, start)])
 
 
 def split_lines(content: str) -> list[str]:
-    """Lines without their endings; a final newline does not start a new line."""
-    if not content:
-        return []
-    lines = text.to_lf(content).split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
+    """READ-FORMAT-1: the pieces between ``\n`` (``\r\n`` first turned into ``\n``).
+
+    A final line ending starts one more, empty line, and an empty text is one
+    empty line (READ-EMPTY-1), as Claude Code 2.1.88 counts them.
+    """
+    return text.to_lf(content).split("\n")
+
+
+def is_partial(lines: list[str], offset: int, shown: int) -> bool:
+    """STATE-PARTIAL-1: some text of the file lies outside the view of ``shown`` lines.
+
+    The empty line after a final line ending holds no text, nor does a file
+    with no text at all (READ-EMPTY-1, whatever the offset).
+    """
+    last = len(lines) - 1 if len(lines) > 1 and lines[-1] == "" else len(lines)
+    has_text = len(lines) > 1 or lines[0] != ""
+    return has_text and (offset > 1 or offset - 1 + shown < last)
 
 
 def _dedup_record(ctx: ToolUseContext, path: str, offset: int, limit: int) -> ReadRecord | None:
@@ -221,8 +207,9 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     path, st = resolve_existing(expanded)
     if path != expanded and _dedup_hit(ctx, path, offset, limit):  # the thin-space twin
         return _unchanged(path)
-    if st.kind is fileio.FileKind.DEV_NULL:
-        return _text_result(path, "", [], offset, 0)
+    if st.kind is fileio.FileKind.DEV_NULL:  # READ-EMPTY-1: one empty line
+        shown_null = [""][offset - 1 : offset - 1 + limit]
+        return _text_result(path, shown_null, offset, 1)
     if st.kind is not fileio.FileKind.REGULAR:
         raise errors.FileVanishedError(f"{path} is no longer a regular file.")
     # A file that passes the size gate is read once; a bigger one shows its kind by its head.
@@ -258,10 +245,10 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     lines = split_lines(content)
     total = len(lines)
     shown = lines[offset - 1 : offset - 1 + limit]
-    formatted = format_lines(shown, offset)
-    _enforce_token_cap(formatted, ctx.session.max_read_tokens)  # READ-TOKENS-1
-    # STATE-PARTIAL-1; an empty file is seen whole whatever the offset (READ-EMPTY-1)
-    partial = total > 0 and (offset > 1 or offset - 1 + len(shown) < total)
+    result = _text_result(path, shown, offset, total)
+    # READ-TOKENS-1, TOK-GATE-1: the view's text, without prefixes or reminder
+    _enforce_token_cap(result.data["file"]["content"], ctx.session.max_read_tokens)
+    partial = is_partial(lines, offset, len(shown))  # STATE-PARTIAL-1, READ-EMPTY-1
     ctx.session.read_state.set(  # STATE-UPDATE-2: only once every check has passed
         path,
         ReadRecord(
@@ -274,14 +261,12 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
             source="read",
         ),
     )
-    result = _text_result(path, content, shown, offset, total)
-    _keep_rendered(result.data["file"]["content"], offset, formatted)
     return result
 
 
-def _enforce_token_cap(formatted: str, cap: int) -> None:
+def _enforce_token_cap(view: str, cap: int) -> None:
     """TOK-GATE-2: over the cap is an error, never a truncation."""
-    decision = tokens.gate(formatted, cap)
+    decision = tokens.gate(view, cap)
     if decision.passed:
         return
     assert decision.exact is not None
@@ -294,7 +279,7 @@ def _enforce_token_cap(formatted: str, cap: int) -> None:
     )
 
 
-def _text_result(path: str, content: str, shown: list[str], offset: int, total: int) -> ToolResult:
+def _text_result(path: str, shown: list[str], offset: int, total: int) -> ToolResult:
     """READ-OUTPUT-1."""
     return ToolResult(
         data={
@@ -321,18 +306,14 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
     if kind == "notebook":
         return read_notebook.to_blocks(data)  # NB-RENDER-1, NB-OUTPUT-1
     file = data["file"]
-    if file["totalLines"] == 0:
-        return EMPTY_NOTICE
-    if file["numLines"] == 0:  # READ-OFFSET-1
+    if file["content"] == "":  # READ-OFFSET-1, READ-EMPTY-1: a view with no text
         return (
             "<system-reminder>Warning: the file exists but is shorter than the provided "
             f"offset ({file['startLine']}). The file has {file['totalLines']} lines."
             "</system-reminder>"
         )
-    rendered = _take_rendered(file["content"], file["startLine"])
-    if rendered is not None:  # READ-FORMAT-1: already rendered by call for the gate
-        return rendered
-    return format_lines(file["content"].split("\n"), file["startLine"])
+    # READ-FORMAT-1, READ-REMINDER-1
+    return format_lines(file["content"].split("\n"), file["startLine"]) + MALWARE_REMINDER
 
 
 READ_TOOL: Final[Tool[ReadInput]] = build_tool(

@@ -13,7 +13,7 @@ from conformance.bench.session import Answer, BenchSession, count_tokens, result
 from conformance.bench.trace import make_trace
 from conformance.connectors import connect
 
-DEDUP_STUB_BYTES = 95  # READ-DEDUP-1's stub, UTF-8 (its dash is three bytes)
+DEDUP_STUB_BYTES = 156  # READ-DEDUP-1's stub, UTF-8 (its dash is three bytes)
 
 
 def _session(spec: str, tmp_path: Path) -> Iterator[BenchSession]:
@@ -48,8 +48,9 @@ def test_dedup_by_size_times_full_reads_and_hits_and_sizes_the_stub(
         assert (point.stub_bytes, point.stub_tokens) == (
             DEDUP_STUB_BYTES,
             count_tokens(
-                "Wasted call \u2014 file unchanged since your last Read. "
-                "Refer to that earlier tool_result instead."
+                "File unchanged since last read. The content from the earlier Read "
+                "tool_result in this conversation is still current \u2014 refer to that "
+                "instead of re-reading."
             ),
         )
     assert points[1].full_tokens > 4 * points[0].full_tokens

@@ -51,6 +51,12 @@ class Use(Protocol):
 
 TEN_SECONDS_NS: Final = 10_000_000_000
 BOUNDED_WAIT_S: Final = 5.0
+READ_REMINDER: Final = (  # READ-REMINDER-1, written out independently of the engine
+    "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be "
+    "considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. "
+    "But you MUST refuse to improve or augment the code. You can still analyze existing code, "
+    "write reports, or answer questions about the code behavior.\n</system-reminder>\n"
+)
 
 # Tests that show the engine contradicting SPEC.md. Each test stays as SPEC.md
 # says and is expected to fail (conftest.py marks it xfail); the xfail is

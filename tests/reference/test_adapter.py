@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from refsupport import READ_REMINDER
+
 ADAPTER_TIMEOUT_S = 60
 
 
@@ -63,7 +65,7 @@ def test_hello_begin_call_end_then_eof_exits_0(tmp_path: Path, session_dir: Path
     assert answers[3]["tool_result"] == {
         "type": "tool_result",
         "tool_use_id": "r1",
-        "content": "     1\thi",
+        "content": "1\thi\n2\t" + READ_REMINDER,
         "is_error": False,
     }
     assert answers[4] == {"seq": 5, "ok": True}

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import pytest
 from pydantic import BaseModel, ValidationError
-from refsupport import Begin
+from refsupport import READ_REMINDER, Begin
 
 from reference.dispatch import dispatch
 from reference.engine import Engine
@@ -314,7 +314,7 @@ def test_the_built_in_read_wins_its_name(begin: Begin, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("hello\n")
     engine = begin(test_tools=True)
     answer = request(engine, "call", tool_use=use("Read", file_path=str(tmp_path / "a.txt")))
-    assert answer["tool_result"]["content"] == "     1\thello"
+    assert answer["tool_result"]["content"] == "1\thello\n2\t" + READ_REMINDER
     pool = build_pool(Session.create(root=str(tmp_path), test_tools=True))
     read = find_tool(pool, "Read")
     assert read is not None

@@ -28,12 +28,15 @@ from reference import fileio, tokens
 from reference.engine import Engine
 from reference.tools import read
 
-EMPTY_NOTICE = (
-    "<system-reminder>Warning: the file exists but its contents are empty.</system-reminder>"
-)
 DEDUP_STUB = (
-    "Wasted call \u2014 file unchanged since your last Read. "
-    "Refer to that earlier tool_result instead."
+    "File unchanged since last read. The content from the earlier Read tool_result in this "
+    "conversation is still current \u2014 refer to that instead of re-reading."
+)
+REMINDER = (
+    "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be "
+    "considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. "
+    "But you MUST refuse to improve or augment the code. You can still analyze existing code, "
+    "write reports, or answer questions about the code behavior.\n</system-reminder>\n"
 )
 BLOCKED_DEVICES = (
     "/dev/zero",
@@ -53,8 +56,21 @@ PLAIN_SPACE_NAME = "Screenshot 2024-01-01 at 10.00.00 AM.txt"
 
 
 def cat_n(lines: list[str], start: int = 1) -> str:
-    """READ-FORMAT-1 written out independently of the engine."""
-    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start))
+    """READ-FORMAT-1 and READ-REMINDER-1 written out independently of the engine."""
+    return "\n".join(f"{n}\t{line}" for n, line in enumerate(lines, start)) + REMINDER
+
+
+def notice(offset: int, total: int) -> str:
+    """READ-OFFSET-1's notice (also READ-EMPTY-1's)."""
+    return (
+        "<system-reminder>Warning: the file exists but is shorter than the provided offset "
+        f"({offset}). The file has {total} lines.</system-reminder>"
+    )
+
+
+def file_text(lines: list[str]) -> str:
+    """What ``write_lines`` writes: the text the token gate counts for a whole read."""
+    return "".join(f"{line}\n" for line in lines)
 
 
 def cl100k_count(text: str) -> int:
@@ -82,7 +98,7 @@ def test_text_file_is_returned_in_cat_n_form(tmp_path: Path, call: Call) -> None
     path = write_lines(tmp_path / "a.txt", ["alpha", "", "\tgamma"])
     response = call("Read", file_path=str(path))
     assert_done(response)
-    assert content(response) == "     1\talpha\n     2\t\n     3\t\tgamma"
+    assert content(response) == "1\talpha\n2\t\n3\t\tgamma\n4\t" + REMINDER
 
 
 def test_line_numbers_wider_than_six_digits_are_printed_whole(tmp_path: Path, call: Call) -> None:
@@ -91,7 +107,7 @@ def test_line_numbers_wider_than_six_digits_are_printed_whole(tmp_path: Path, ca
     path.write_bytes(b"x\n" * 999_999 + b"last\n")
     response = call("Read", file_path=str(path), offset=999_999, limit=5)
     assert_done(response)
-    assert content(response) == "999999\tx\n1000000\tlast"
+    assert content(response) == "999999\tx\n1000000\tlast\n1000001\t" + REMINDER
 
 
 def test_crlf_lines_are_shown_without_carriage_returns(tmp_path: Path, call: Call) -> None:
@@ -99,8 +115,8 @@ def test_crlf_lines_are_shown_without_carriage_returns(tmp_path: Path, call: Cal
     path = tmp_path / "dos.txt"
     path.write_bytes(b"one\r\ntwo\r\n")
     response = call("Read", file_path=str(path))
-    assert content(response) == "     1\tone\n     2\ttwo"
-    assert assert_done(response)["file"]["content"] == "one\ntwo"
+    assert content(response) == cat_n(["one", "two", ""])
+    assert assert_done(response)["file"]["content"] == "one\ntwo\n"
 
 
 def test_without_limit_at_most_2000_lines_are_shown(tmp_path: Path, call: Call) -> None:
@@ -108,8 +124,8 @@ def test_without_limit_at_most_2000_lines_are_shown(tmp_path: Path, call: Call) 
     path = write_lines(tmp_path / "long.txt", [f"line {n}" for n in range(1, 2501)])
     response = call("Read", file_path=str(path))
     file = assert_done(response)["file"]
-    assert (file["numLines"], file["startLine"], file["totalLines"]) == (2000, 1, 2500)
-    assert content(response).split("\n")[-1] == "  2000\tline 2000"
+    assert (file["numLines"], file["startLine"], file["totalLines"]) == (2000, 1, 2501)
+    assert content(response).removesuffix(REMINDER).split("\n")[-1] == "2000\tline 2000"
 
 
 def test_offset_and_limit_select_the_view(tmp_path: Path, call: Call) -> None:
@@ -130,24 +146,22 @@ def test_structured_output_of_a_text_read(tmp_path: Path, call: Call) -> None:
             "content": "b\nc",
             "numLines": 2,
             "startLine": 2,
-            "totalLines": 4,
+            "totalLines": 5,
         },
     }
 
 
-def test_line_longer_than_2000_characters_is_cut_with_a_marker(tmp_path: Path, call: Call) -> None:
+def test_a_line_of_any_length_is_shown_whole(tmp_path: Path, call: Call) -> None:
     """SPEC: READ-LINE-2"""
-    path = write_lines(tmp_path / "min.js", ["a" * 2000, "b" * 2500])
+    path = write_lines(tmp_path / "min.js", ["a" * 2000, "b" * 30_000])
     response = call("Read", file_path=str(path))
-    first, second = content(response).split("\n")
-    assert first == "     1\t" + "a" * 2000
-    assert second == "     2\t" + "b" * 2000 + "\u2026 [line truncated: 2500 characters]"
+    assert content(response) == cat_n(["a" * 2000, "b" * 30_000, ""])
 
 
 @pytest.mark.parametrize(
     "data", [b"", b"\xef\xbb\xbf", b"\xff\xfe"], ids=["zero-bytes", "utf8-bom", "utf16le-bom"]
 )
-def test_empty_file_returns_the_empty_notice_and_records_a_full_read(
+def test_empty_file_returns_the_notice_of_its_one_line_and_records_a_full_read(
     tmp_path: Path, engine: Engine, call: Call, data: bytes
 ) -> None:
     """SPEC: READ-EMPTY-1, STATE-PARTIAL-1"""
@@ -155,14 +169,14 @@ def test_empty_file_returns_the_empty_notice_and_records_a_full_read(
     path.write_bytes(data)
     response = call("Read", file_path=str(path))
     assert_done(response)
-    assert content(response) == EMPTY_NOTICE
+    assert content(response) == notice(1, 1)
     record = record_of(engine, path)
     assert record is not None
     assert (record.text, record.partial, record.source) == ("", False, "read")
 
 
 @pytest.mark.parametrize("offset", [2, 50])
-def test_empty_file_read_with_an_offset_returns_the_empty_notice(
+def test_empty_file_read_with_an_offset_returns_the_notice_of_its_one_line(
     tmp_path: Path, call: Call, offset: int
 ) -> None:
     """SPEC: READ-EMPTY-1, READ-OFFSET-1"""
@@ -170,7 +184,7 @@ def test_empty_file_read_with_an_offset_returns_the_empty_notice(
     path.write_bytes(b"")
     response = call("Read", file_path=str(path), offset=offset)
     assert_done(response)
-    assert content(response) == EMPTY_NOTICE
+    assert content(response) == notice(offset, 1)
 
 
 def test_offset_past_the_end_returns_the_shorter_notice_and_records_a_partial_read(
@@ -180,10 +194,7 @@ def test_offset_past_the_end_returns_the_shorter_notice_and_records_a_partial_re
     path = write_lines(tmp_path / "a.txt", ["1", "2", "3"])
     response = call("Read", file_path=str(path), offset=10)
     assert_done(response)
-    assert content(response) == (
-        "<system-reminder>Warning: the file exists but is shorter than the provided offset "
-        "(10). The file has 3 lines.</system-reminder>"
-    )
+    assert content(response) == notice(10, 4)  # the empty line after the last newline counts
     record = record_of(engine, path)
     assert record is not None
     assert record.partial is True
@@ -231,7 +242,7 @@ def test_dev_null_reads_as_an_empty_file(call: Call) -> None:
     """SPEC: READ-DEVICE-1, FILE-PATH-4"""
     response = call("Read", file_path="/dev/null")
     assert_done(response)
-    assert content(response) == EMPTY_NOTICE
+    assert content(response) == notice(1, 1)
 
 
 def test_link_to_dev_null_is_a_device_like_any_other(tmp_path: Path, call: Call) -> None:
@@ -306,7 +317,7 @@ def test_thin_space_twin_is_read_when_the_plain_space_name_is_missing(
     real.write_text("screenshot notes\n")
     response = call("Read", file_path=str(tmp_path / PLAIN_SPACE_NAME))
     assert assert_done(response)["file"]["filePath"] == str(real)
-    assert content(response) == "     1\tscreenshot notes"
+    assert content(response) == cat_n(["screenshot notes", ""])
     assert record_of(engine, real) is not None
     assert record_of(engine, tmp_path / PLAIN_SPACE_NAME) is None
 
@@ -348,7 +359,7 @@ def test_utf16le_file_with_byte_order_mark_is_text_not_binary(tmp_path: Path, ca
     path.write_bytes(b"\xff\xfe" + "h\u00e9llo\r\nw\u00f6rld\r\n".encode("utf-16-le"))
     response = call("Read", file_path=str(path))
     assert_done(response)
-    assert content(response) == "     1\th\u00e9llo\n     2\tw\u00f6rld"
+    assert content(response) == cat_n(["h\u00e9llo", "w\u00f6rld", ""])
 
 
 def test_invalid_utf8_is_shown_with_replacement_characters(tmp_path: Path, call: Call) -> None:
@@ -356,14 +367,14 @@ def test_invalid_utf8_is_shown_with_replacement_characters(tmp_path: Path, call:
     path = tmp_path / "latin1.txt"
     path.write_bytes(b"caf\xe9\n")
     response = call("Read", file_path=str(path))
-    assert content(response) == "     1\tcaf\ufffd"
+    assert content(response) == cat_n(["caf\ufffd", ""])
 
 
 def test_utf8_byte_order_mark_is_not_shown(tmp_path: Path, call: Call) -> None:
     """SPEC: TEXT-ENC-1"""
     path = tmp_path / "bom.txt"
     path.write_bytes(b"\xef\xbb\xbfhello\n")
-    assert content(call("Read", file_path=str(path))) == "     1\thello"
+    assert content(call("Read", file_path=str(path))) == cat_n(["hello", ""])
 
 
 def test_pages_on_a_file_that_is_not_a_pdf_is_refused_with_code_7(
@@ -478,7 +489,7 @@ def test_tilde_is_expanded_with_the_session_home(tmp_path: Path, begin: Begin, c
     begin(env={"HOME": str(home)})
     response = call("Read", file_path="~/notes.txt")
     assert assert_done(response)["file"]["filePath"] == str(path)
-    assert content(response) == "     1\tat home"
+    assert content(response) == cat_n(["at home", ""])
 
 
 def test_dot_segments_and_double_separators_are_normalized(
@@ -582,9 +593,9 @@ def test_text_over_the_cap_is_refused_with_its_exact_count_in_the_message(
     """SPEC: TOK-GATE-2, TOK-EXACT-1, READ-TOKENS-1, ERR-CODE-2"""
     lines = ["def main():", "    return 'hello, world'", "", "# <|endoftext|> is plain text"]
     path = write_lines(tmp_path / "a.py", lines)
-    count = cl100k_count(cat_n(lines))
+    count = cl100k_count(file_text(lines))  # TOK-GATE-1: the view, without prefixes
     cap = count - 1
-    assert tokens.estimate(cat_n(lines)) * 4 > cap  # stage two decides
+    assert tokens.estimate(file_text(lines)) * 4 > cap  # stage two decides
     begin(env={TOKEN_CAP_ENV: str(cap)})
     response = call("Read", file_path=str(path))
     assert_refused(response, stage="call", name="MaxFileReadTokenExceededError")
@@ -595,10 +606,10 @@ def test_text_exactly_at_the_cap_passes(tmp_path: Path, begin: Begin, call: Call
     """SPEC: TOK-GATE-1, TOK-EXACT-1"""
     lines = ["alpha beta gamma", "delta epsilon"]
     path = write_lines(tmp_path / "a.txt", lines)
-    count = cl100k_count(cat_n(lines))
-    assert tokens.estimate(cat_n(lines)) * 4 > count  # stage two decides
+    count = cl100k_count(file_text(lines))  # TOK-GATE-1: the view, without prefixes
+    assert tokens.estimate(file_text(lines)) * 4 > count  # stage two decides
     begin(env={TOKEN_CAP_ENV: str(count)})
-    assert content(call("Read", file_path=str(path))) == cat_n(lines)
+    assert content(call("Read", file_path=str(path))) == cat_n([*lines, ""])
 
 
 def test_count_that_stopped_early_is_reported_as_more_than_n_tokens(
@@ -615,7 +626,7 @@ def test_count_that_stopped_early_is_reported_as_more_than_n_tokens(
         content(response),
     )
     assert match is not None, content(response)
-    assert 100 < int(match.group(1)) < cl100k_count(cat_n(lines))
+    assert 100 < int(match.group(1)) < cl100k_count(file_text(lines))
 
 
 def test_gated_read_records_nothing(
@@ -659,9 +670,9 @@ def test_stage_two_counts_exactly_past_a_quarter_of_the_cap(
     monkeypatch.setattr(tokens, "exact_count", spy)
     lines = ["some text that is long enough"]
     path = write_lines(tmp_path / "a.txt", lines)
-    begin(env={TOKEN_CAP_ENV: str(tokens.estimate(cat_n(lines)) * 4 - 1)})
+    begin(env={TOKEN_CAP_ENV: str(tokens.estimate(file_text(lines)) * 4 - 1)})
     assert_done(call("Read", file_path=str(path)))
-    assert counted == [cat_n(lines)]
+    assert counted == [file_text(lines)]  # the view's text, without prefixes (TOK-GATE-1)
 
 
 @pytest.mark.parametrize(
@@ -745,7 +756,7 @@ def test_first_read_is_never_a_dedup_hit(tmp_path: Path, call: Call) -> None:
     path = write_lines(tmp_path / "a.txt", ["x"])
     response = call("Read", file_path=str(path))
     assert response["outcome"]["dedup"] is False
-    assert content(response) == "     1\tx"
+    assert content(response) == cat_n(["x", ""])
 
 
 def test_dedup_hit_opens_no_file_and_counts_no_token(
@@ -797,7 +808,7 @@ def test_no_dedup_when_the_mtime_changed(tmp_path: Path, call: Call) -> None:
     call("Read", file_path=str(path))
     touch_forward(path)
     response = call("Read", file_path=str(path))
-    assert (response["outcome"]["dedup"], content(response)) == (False, "     1\tx")
+    assert (response["outcome"]["dedup"], content(response)) == (False, cat_n(["x", ""]))
 
 
 def test_no_dedup_when_the_size_changed_under_the_same_mtime(tmp_path: Path, call: Call) -> None:
@@ -808,7 +819,7 @@ def test_no_dedup_when_the_size_changed_under_the_same_mtime(tmp_path: Path, cal
     path.write_bytes(b"x\ny\n")
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     response = call("Read", file_path=str(path))
-    assert (response["outcome"]["dedup"], content(response)) == (False, "     1\tx\n     2\ty")
+    assert (response["outcome"]["dedup"], content(response)) == (False, cat_n(["x", "y", ""]))
 
 
 @pytest.mark.parametrize("writer", ["Write", "Edit"])
@@ -823,7 +834,7 @@ def test_no_dedup_against_a_record_made_by_write_or_edit(
     else:
         assert_done(call("Edit", file_path=str(path), old_string="old", new_string="new"))
     response = call("Read", file_path=str(path))
-    assert (response["outcome"]["dedup"], content(response)) == (False, "     1\tnew")
+    assert (response["outcome"]["dedup"], content(response)) == (False, cat_n(["new", ""]))
 
 
 def test_killswitch_setting_turns_dedup_off(tmp_path: Path, begin: Begin, call: Call) -> None:
@@ -832,7 +843,7 @@ def test_killswitch_setting_turns_dedup_off(tmp_path: Path, begin: Begin, call: 
     path = write_lines(tmp_path / "a.txt", ["x"])
     call("Read", file_path=str(path))
     response = call("Read", file_path=str(path))
-    assert (response["outcome"]["dedup"], content(response)) == (False, "     1\tx")
+    assert (response["outcome"]["dedup"], content(response)) == (False, cat_n(["x", ""]))
 
 
 # --- the record a Read leaves ---------------------------------------------------------
@@ -912,7 +923,7 @@ def test_a_new_read_replaces_the_record(tmp_path: Path, engine: Engine, call: Ca
 def test_a_read_renders_its_lines_once(
     tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SPEC: READ-FORMAT-1, TOK-GATE-1"""
+    """SPEC: READ-FORMAT-1, READ-REMINDER-1, TOK-GATE-1"""
     path = write_lines(tmp_path / "a.txt", ["alpha", "beta", "gamma"])
     rendered: list[int] = []
     real = read.format_lines
@@ -923,8 +934,8 @@ def test_a_read_renders_its_lines_once(
 
     monkeypatch.setattr(read, "format_lines", counting)
     shown = content(call("Read", file_path=str(path), offset=2))
-    assert shown == real(["beta", "gamma"], 2)
-    assert rendered == [2]  # the gate's text is the text the model sees
+    assert shown == real(["beta", "gamma", ""], 2) + REMINDER
+    assert rendered == [2]  # the gate counts the view's text; only the model's text is rendered
     # a text mapped without its call (a record replayed, a test) is rendered from the data
     data = {
         "type": "text",
@@ -936,4 +947,4 @@ def test_a_read_renders_its_lines_once(
             "totalLines": 3,
         },
     }
-    assert read.map_result(data) == real(["beta"], 2)
+    assert read.map_result(data) == real(["beta"], 2) + REMINDER

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from refsupport import (
+    READ_REMINDER,
     Begin,
     Call,
     FileFacts,
@@ -446,7 +447,10 @@ def test_read_right_after_write_returns_the_content(tmp_path: Path, call: Call) 
     path = tmp_path / "a.txt"
     assert_done(call("Write", file_path=str(path), content="fresh\n"))
     response = call("Read", file_path=str(path))
-    assert (response["outcome"]["dedup"], content(response)) == (False, "     1\tfresh")
+    assert (response["outcome"]["dedup"], content(response)) == (
+        False,
+        "1\tfresh\n2\t" + READ_REMINDER,
+    )
 
 
 def test_update_result_carries_the_original_and_the_patch(tmp_path: Path, call: Call) -> None:
