@@ -115,7 +115,7 @@ _FORMAT_LINES = read.format_lines
 @process_patch(
     "long-lines-cut",
     "Read cuts lines longer than 2000 characters and marks them, as the original once did",
-    breaks=("READ-LINE-2",),
+    breaks=("READ-LINE-3",),
 )
 def _long_lines_cut() -> None:
     rebind(read.format_lines, _cutting_format_lines)

@@ -139,7 +139,7 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
 
 
 def format_lines(lines: list[str], start: int) -> str:
-    """READ-FORMAT-1 and READ-LINE-2: ``N<TAB>line``, the number unpadded, no line cut."""
+    """READ-FORMAT-1 and READ-LINE-3: ``N<TAB>line``, the number unpadded, no line cut."""
     return "\n".join([f"{number}\t{line}" for number, line in enumerate(lines, start)])
 
 

@@ -152,7 +152,7 @@ def test_structured_output_of_a_text_read(tmp_path: Path, call: Call) -> None:
 
 
 def test_a_line_of_any_length_is_shown_whole(tmp_path: Path, call: Call) -> None:
-    """SPEC: READ-LINE-2"""
+    """SPEC: READ-LINE-3"""
     path = write_lines(tmp_path / "min.js", ["a" * 2000, "b" * 30_000])
     response = call("Read", file_path=str(path))
     assert content(response) == cat_n(["a" * 2000, "b" * 30_000, ""])
@@ -889,7 +889,7 @@ def test_a_view_is_partial_only_when_it_misses_a_line(
 def test_line_cut_at_2000_characters_does_not_make_the_view_partial(
     tmp_path: Path, engine: Engine, call: Call
 ) -> None:
-    """SPEC: STATE-PARTIAL-1, READ-LINE-2"""
+    """SPEC: STATE-PARTIAL-1, READ-LINE-3"""
     path = write_lines(tmp_path / "min.js", ["z" * 5000])
     call("Read", file_path=str(path))
     record = record_of(engine, path)
