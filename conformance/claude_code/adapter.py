@@ -32,10 +32,18 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance.claude_code import inference
-from conformance.claude_code.conversation import CliCrash, CliTimeout, Conversation, TurnResult
+from conformance.claude_code.conversation import (
+    CliCrash,
+    CliTimeout,
+    Conversation,
+    ConversationEnded,
+    TurnResult,
+)
 from conformance.claude_code.install import Release
 from conformance.claude_code.mcp_server import PROBE_TOOLS
 from conformance.claude_code.settings_map import Unmappable, plan
+from conformance.errors import SchemaViolation
+from conformance.protocol import check_request
 
 __all__ = ["FEATURES", "UNREPORTED", "ClaudeCodeAdapter"]
 
@@ -102,7 +110,17 @@ class ClaudeCodeAdapter:
     def handle(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Answer one request (its ``seq`` echoed); CLI timeouts and crashes raise."""
         seq = request.get("seq")
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            return _bad(None, "seq must be an integer")  # PROTO-BAD-1
+        try:
+            check_request(request)
+        except SchemaViolation as exc:
+            return _bad(seq, str(exc))  # PROTO-BAD-1: a malformed request is refused, not sent
         cmd = request.get("cmd")
+        if cmd == "message":
+            ids = [block["id"] for block in request["content"]]
+            if len(set(ids)) != len(ids):
+                return _bad(seq, "message repeats a tool_use id")
         handler = {
             "hello": self._hello,
             "begin": self._begin,
@@ -226,6 +244,8 @@ class ClaudeCodeAdapter:
         assert conversation is not None
         try:
             return conversation.take_turn(uses, timeout=self.turn_timeout, block_delay=block_delay)
+        except ConversationEnded as exc:  # PROTO-UNSUPPORTED-1: no later turn can be scripted
+            raise Unmappable(f"{exc}; later calls of the session cannot be sent") from exc
         except (CliTimeout, CliCrash):
             self._conversation = None
             self._last_stderr += conversation.take_stderr()

@@ -34,7 +34,7 @@ from conformance.claude_code.mcp_server import PROMPT_TOOL, SERVER_NAME
 from conformance.claude_code.messages_api import MainRequest, ScriptedModel, Turn, answer
 from conformance.errors import ConformanceError
 
-__all__ = ["CliCrash", "CliTimeout", "Conversation", "TurnResult"]
+__all__ = ["CliCrash", "CliTimeout", "Conversation", "ConversationEnded", "TurnResult"]
 
 _STDERR_KEEP = 64 * 1024
 _STDOUT_GRACE = 2.0
@@ -48,6 +48,13 @@ class CliTimeout(ConformanceError):
 
 class CliCrash(ConformanceError):
     """The CLI exited, or cannot be started, in the middle of a conversation."""
+
+
+class ConversationEnded(ConformanceError):
+    """The CLI ended the conversation itself after a turn (a hook's ``continue: false`` does).
+
+    That turn was answered; later turns cannot be sent to this conversation.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +180,9 @@ class Conversation:
         """
         pending = self._pending
         if pending is None:
-            raise CliCrash("the conversation has ended")
+            raise ConversationEnded(
+                f"Claude Code ended the conversation after the previous turn ({self._last_words()})"
+            )
         self._pending = None
         answer(pending, Turn(list(blocks), "tool_use", block_delay))
         ids = [str(b["id"]) for b in blocks if b.get("type") == "tool_use"]

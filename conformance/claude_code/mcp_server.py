@@ -229,7 +229,11 @@ class _Server:
             arguments = params.get("arguments") or {}
 
             def run() -> None:
-                self.send({**reply, "result": self.call(name, arguments)})
+                try:
+                    result = self.call(name, arguments)
+                except Exception as exc:  # a malformed input must still get an answer
+                    result = _text(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
+                self.send({**reply, "result": result})
 
             threading.Thread(target=run, daemon=True).start()
             return
