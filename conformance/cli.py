@@ -47,7 +47,7 @@ from conformance.checks import LEVELS
 from conformance.connectors import ConnectorOptions, connect
 from conformance.console import Progress, describe_result, format_table, level_lines, summarize
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
-from conformance.fidelity import fidelity_markdown, load_report
+from conformance.fidelity import fidelity_markdown, load_report, merge_reports, write_jsonl
 from conformance.lint import LintPaths, lint
 from conformance.protocol import check_ok
 from conformance.registry import (
@@ -152,7 +152,10 @@ def _parser() -> argparse.ArgumentParser:
     fidelity = commands.add_parser(
         "fidelity", help="per SPEC ID and level: agrees / disagrees / not observable, from a report"
     )
-    fidelity.add_argument("report", type=Path, help="a JSON-lines report of one run")
+    fidelity.add_argument(
+        "reports", type=Path, nargs="+", help="JSON-lines reports of one implementation"
+    )
+    fidelity.add_argument("--jsonl", type=Path, help="also write the merged reports here")
     fidelity.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
     fidelity.add_argument("--output", default="-", help="Markdown file ('-': stdout)")
     fidelity.add_argument("--regenerate", default="", help="command that regenerates it")
@@ -470,7 +473,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _fidelity(args: argparse.Namespace) -> int:
-    report = load_report(args.report)
+    report = merge_reports([load_report(path) for path in args.reports])
+    if args.jsonl:
+        with args.jsonl.open("w", encoding="utf-8") as out:
+            write_jsonl(report, out)
     started = str(report.header.get("started", ""))[:10] or "unknown date"
     command = args.regenerate or f"toolconf run --impl {report.header.get('impl', '?')}"
     page = fidelity_markdown(report, args.spec.read_text("utf-8"), command=command, date=started)

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 from conformance.registry import Requirement, parse_spec
 
@@ -37,8 +37,10 @@ __all__ = [
     "fidelity_markdown",
     "id_statuses",
     "load_report",
+    "merge_reports",
     "spec_sections",
     "summarize",
+    "write_jsonl",
 ]
 
 LEVELS: Final = ("behaviour", "identity", "rendering")
@@ -89,6 +91,27 @@ def load_report(path: Path) -> Report:
         elif record.get("type") == "result":
             results.append(record)
     return Report(header, results)
+
+
+def merge_reports(reports: Sequence[Report]) -> Report:
+    """Reports of one implementation run in parts (say, two processes on halves of the
+    scenarios) as one: the first header, every result, each scenario id once (the last wins).
+    """
+    results: dict[str, Mapping[str, Any]] = {}
+    for report in reports:
+        for result in report.results:
+            results[str(result.get("id"))] = result
+    header = reports[0].header if reports else {}
+    return Report(header, sorted(results.values(), key=lambda r: str(r.get("path") or r["id"])))
+
+
+def write_jsonl(report: Report, out: TextIO) -> None:
+    """A merged report as JSON lines: header, results, a footer with the outcome counts."""
+    out.write(json.dumps(dict(report.header), ensure_ascii=False) + "\n")
+    for result in report.results:
+        out.write(json.dumps(dict(result), ensure_ascii=False) + "\n")
+    counts = Counter(str(r.get("outcome")) for r in report.results)
+    out.write(json.dumps({"type": "footer", "counts": dict(sorted(counts.items()))}) + "\n")
 
 
 def spec_sections(text: str) -> dict[str, str]:

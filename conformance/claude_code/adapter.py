@@ -180,11 +180,13 @@ class ClaudeCodeAdapter:
         env = {str(k): str(v) for k, v in (session.get("env") or {}).items()}
         home = str(session.get("home") or env.get("HOME") or tempfile.mkdtemp(prefix="cc-home-"))
         self._work = Path(tempfile.mkdtemp(prefix="toolconf-cc-"))
+        config = self._work / "config"
+        config.mkdir()
         cli = plan(
             session.get("settings") or {},
             root=root,
             cwd=cwd,
-            home=home,
+            config=str(config),
             flag_file=self._work / "flag-settings.json",
         )
         for path, value in cli.files.items():
@@ -197,6 +199,11 @@ class ClaudeCodeAdapter:
             "TMPDIR": str(self._work),
             **env,
             "HOME": home,
+            "CLAUDE_CONFIG_DIR": str(config),
+            # what the CLI and the tools it spawns write of their own stays out of the sandbox
+            "NPM_CONFIG_CACHE": str(self._work / "npm"),
+            "XDG_CACHE_HOME": str(self._work / "cache"),
+            "XDG_STATE_HOME": str(self._work / "state"),
         }
         self._conversation = Conversation(
             self.release,

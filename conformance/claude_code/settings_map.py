@@ -3,7 +3,10 @@
 =================  =============================================================
 source             what the connector writes or passes
 =================  =============================================================
-``userSettings``   ``$HOME/.claude/settings.json`` (the session's home)
+``userSettings``   ``$CLAUDE_CONFIG_DIR/settings.json``: the CLI's config
+                   directory, which the connector keeps outside the sandbox
+                   (the CLI writes its own state there, and under the
+                   session's home it would show up in Glob and Grep)
 ``projectSettings`` ``<cwd>/.claude/settings.json``
 ``localSettings``  ``<cwd>/.claude/settings.local.json``
 ``flagSettings``   a file outside the sandbox, passed as ``--settings FILE``
@@ -52,7 +55,7 @@ __all__ = ["CliSettings", "Unmappable", "plan"]
 
 _ANCHORED = re.compile(r"^(?P<tool>[A-Za-z_][\w-]*)\(/(?!/)(?P<rest>.*)\)$")
 _FILES = {
-    "userSettings": ("home", ".claude/settings.json"),
+    "userSettings": ("config", "settings.json"),
     "projectSettings": ("cwd", ".claude/settings.json"),
     "localSettings": ("cwd", ".claude/settings.local.json"),
 }
@@ -113,7 +116,7 @@ def _anchored(value: Mapping[str, Any], root: str) -> dict[str, Any]:
 
 
 def plan(
-    settings: Mapping[str, Any], *, root: str, cwd: str, home: str, flag_file: Path
+    settings: Mapping[str, Any], *, root: str, cwd: str, config: str, flag_file: Path
 ) -> CliSettings:
     """The files and flags that give the CLI ``settings`` (protocol v1's per-source mapping).
 
@@ -128,7 +131,7 @@ def plan(
             raise Unmappable(f"settings source {source}: {_UNMAPPABLE[source]}")
         if source in _FILES:
             base, relative = _FILES[source]
-            directory = {"home": home, "cwd": cwd}[base]
+            directory = {"config": config, "cwd": cwd}[base]
             out.files[Path(directory) / relative] = _anchored(value, root)
         elif source == "flagSettings":
             out.files[flag_file] = _anchored(value, root)

@@ -27,7 +27,7 @@ ROOT = "/abs/root"
 
 def _plan(settings: dict[str, Any], tmp_path: Path) -> Any:
     return plan(
-        settings, root=ROOT, cwd=ROOT + "/sub", home="/abs/home", flag_file=tmp_path / "f.json"
+        settings, root=ROOT, cwd=ROOT + "/sub", config="/abs/config", flag_file=tmp_path / "f.json"
     )
 
 
@@ -43,7 +43,7 @@ def test_file_sources_go_to_their_files_with_root_anchored_rules(tmp_path: Path)
         },
         tmp_path,
     )
-    assert cli.files[Path("/abs/home/.claude/settings.json")] == {
+    assert cli.files[Path("/abs/config/settings.json")] == {
         "permissions": {"deny": ["Read(//abs/root/secret/**)", "Read(//etc/x)"]}
     }
     assert cli.files[Path(ROOT + "/sub/.claude/settings.json")] == {
@@ -110,7 +110,7 @@ def test_probe_rules_and_matchers_name_both_mcp_tools(tmp_path: Path) -> None:
         {"userSettings": {"permissions": {"allow": ["Probe", "Probes", "Read"]}, "hooks": hooks}},
         tmp_path,
     )
-    written = cli.files[Path("/abs/home/.claude/settings.json")]
+    written = cli.files[Path("/abs/config/settings.json")]
     assert written["permissions"]["allow"] == [*PROBE_TOOLS, "Probes", "Read"]
     assert written["hooks"]["PreToolUse"][0]["matcher"] == "|".join(PROBE_TOOLS)
     assert hooks["PreToolUse"][0]["matcher"] == "Probe"  # the scenario's value is not changed
