@@ -106,16 +106,20 @@ _LINE_NUMBER = re.compile(r"^[^\S\n]*(\d+)(?:\t|→)", re.MULTILINE)
 _NUMBERED_EMPTY = re.compile(r"\d+\t[^\S\n]*")
 
 
-def shown_view(text: Any, *, reminders: bool = False) -> Any:
+def shown_view(text: Any, *, reminders: bool = False, cwd: str | None = None) -> Any:
     """What a model is shown of ``text``, rendering aside (PROTO-LEVEL-1); non-strings as is.
 
     Reminder blocks go (with ``reminders``, only their tags: what they say
     stays), ``     1\\tx`` and ``1→x`` both become ``1\\tx``, and numbered
-    empty lines and whitespace at the end go.
+    empty lines and whitespace at the end go. With ``cwd``, a line that starts
+    with a path under it starts with that path relative to it: an absolute
+    and a cwd-relative path name the same file (Glob's and Grep's lines).
     """
     if not isinstance(text, str):
         return text
     text = (_REMINDER_TAG if reminders else _REMINDER).sub("", text)
+    if cwd:
+        text = re.sub("^" + re.escape(cwd.rstrip("/") + "/"), "", text, flags=re.MULTILINE)
     text = _LINE_NUMBER.sub(lambda m: f"{m.group(1)}\t", text)
     lines = text.split("\n")
     while lines and (not lines[-1].strip() or _NUMBERED_EMPTY.fullmatch(lines[-1])):
@@ -126,7 +130,7 @@ def shown_view(text: Any, *, reminders: bool = False) -> Any:
 _SHOWN_MATCHERS: Final = ("contains", "not_contains")
 
 
-def _shown_expectation(want: Any) -> tuple[Any, bool] | None:
+def _shown_expectation(want: Any, cwd: str | None = None) -> tuple[Any, bool] | None:
     """``want`` normalized for the shown view and whether reminders count, or None.
 
     None: the expectation is rendering-only. A literal is the text without its
@@ -134,13 +138,13 @@ def _shown_expectation(want: Any) -> tuple[Any, bool] | None:
     ``all_of``) search what reminders say too, since the model reads them.
     """
     if isinstance(want, str):
-        return shown_view(want), False
+        return shown_view(want, cwd=cwd), False
     if is_matcher(want):
         ((name, operand),) = want.items()
         if name in _SHOWN_MATCHERS and isinstance(operand, str):
-            return {name: shown_view(operand, reminders=True)}, True
+            return {name: shown_view(operand, reminders=True, cwd=cwd)}, True
         if name == "all_of" and isinstance(operand, list) and operand:
-            parts = [_shown_expectation(item) for item in operand]
+            parts = [_shown_expectation(item, cwd) for item in operand]
             if all(p is not None and p[1] for p in parts):
                 return {"all_of": [p[0] for p in parts if p is not None]}, True
     return None
@@ -155,6 +159,8 @@ class Tally:
     """
 
     unreported: frozenset[str] = frozenset()
+    cwd: str | None = None
+    """The session's cwd, for the shown view of paths (``shown_view``)."""
     mismatches: list[Mismatch] = field(default_factory=list)
     passed: Counter[str] = field(default_factory=Counter)
     failed: Counter[str] = field(default_factory=Counter)
@@ -345,10 +351,10 @@ def _check_result(
             _check_outcome(tally, want, answer, path)
         elif name == "content":
             actual = FIELDS["content"](answer)
-            shown = _shown_expectation(want)
+            shown = _shown_expectation(want, tally.cwd)
             if shown is not None and _is_success(expect, answer):
                 normal, reminders = shown
-                seen = shown_view(actual, reminders=reminders)
+                seen = shown_view(actual, reminders=reminders, cwd=tally.cwd)
                 tally.check(BEHAVIOUR, (), partial(match, normal, seen, path))
             tally.check(RENDERING, (), partial(match, want, actual, path))
         else:
@@ -363,9 +369,10 @@ def check_call(
     tool_use_id: str,
     *,
     unreported: frozenset[str] = frozenset(),
+    cwd: str | None = None,
 ) -> Tally:
     """Check one call result against its expectation (placeholders already expanded)."""
-    tally = Tally(unreported=unreported)
+    tally = Tally(unreported=unreported, cwd=cwd)
     _check_result(tally, expect, answer, tool_use_id, "")
     return tally
 
@@ -390,9 +397,10 @@ def check_message(
     tool_use_ids: Sequence[str],
     *,
     unreported: frozenset[str] = frozenset(),
+    cwd: str | None = None,
 ) -> Tally:
     """Check a message answer: each result in order, the batch plan, and events."""
-    tally = Tally(unreported=unreported)
+    tally = Tally(unreported=unreported, cwd=cwd)
     results: list[Mapping[str, Any]] = answer["results"]
     wanted: list[Any] = expect.get("results") or [None] * len(results)
     for i, (result, want, tool_use_id) in enumerate(

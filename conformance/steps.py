@@ -20,6 +20,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias
 
 from conformance.checks import BEHAVIOUR, RENDERING, Tally, check_call, check_message, check_tools
@@ -91,6 +92,11 @@ class StepContext(Protocol):
     @property
     def unreported(self) -> frozenset[str]:
         """The fields the implementation cannot report (hello's ``unreported``)."""
+        ...
+
+    @property
+    def cwd(self) -> Path:
+        """The session's cwd as begun (for the shown view of paths)."""
         ...
 
     def tool_use(self, use: ToolUse) -> dict[str, Any]:
@@ -210,7 +216,9 @@ class CallStep(Step):
             return answer
         check_call_response(answer, context.unreported)
         expect = context.sandbox.expand_expect(self.expect)
-        return check_call(expect, answer, tool_use["id"], unreported=context.unreported)
+        return check_call(
+            expect, answer, tool_use["id"], unreported=context.unreported, cwd=str(context.cwd)
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -283,7 +291,9 @@ class MessageStep(Step):
         check_message_response(answer, len(uses), context.unreported)
         expect = context.sandbox.expand_expect(self.expect)
         ids = [u["id"] for u in uses]
-        return check_message(expect, answer, ids, unreported=context.unreported)
+        return check_message(
+            expect, answer, ids, unreported=context.unreported, cwd=str(context.cwd)
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

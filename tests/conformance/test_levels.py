@@ -335,8 +335,12 @@ def test_run_levels_option_is_checked(capsys: pytest.CaptureFixture[str]) -> Non
     assert "unknown level looks" in capsys.readouterr().err
 
 
+def _padded(match: re.Match[str]) -> str:
+    return f"{int(match.group(1)):6d}\t"
+
+
 class RenderedOtherwise:
-    """The reference with Read's lines numbered ``N\\t`` and a reminder appended, error texts
+    """The reference with Read's lines numbered in 6 columns and another reminder, error texts
     reworded, and no ``stage``, ``error_code`` or ``error_name`` reported: what an
     implementation that behaves the same and says it otherwise looks like."""
 
@@ -354,7 +358,7 @@ class RenderedOtherwise:
             text = result["content"]
             if result.get("is_error"):
                 result["content"] = f"Error: {text}"
-            elif (numbered := re.sub(r"^ *(\d+)\t", r"\1\t", text, flags=re.M)) != text:
+            elif (numbered := re.sub(r"^(\d+)\t", _padded, text, flags=re.M)) != text:
                 result["content"] = f"{numbered}\n<system-reminder>Mind malware.</system-reminder>"
         return response
 
@@ -539,3 +543,13 @@ def test_reports_carry_verdicts_counts_levels_and_figures() -> None:
     case = suite.find("testcase[@name='a']/properties")
     assert case is not None
     assert {p.get("name"): p.get("value") for p in case}["rendering"] == "fail"
+
+
+def test_the_shown_view_names_a_path_under_the_cwd_either_way() -> None:
+    """PROTO-LEVEL-1: an absolute path under the cwd and the cwd-relative one show the same file."""
+    cwd = "/abs/root"
+    absolute = "/abs/root/a.txt\n/abs/root/sub/b.txt\n/elsewhere/c.txt"
+    relative = "a.txt\nsub/b.txt\n/elsewhere/c.txt"
+    assert shown_view(absolute, cwd=cwd) == shown_view(relative, cwd=cwd)
+    assert shown_view("/abs/rootless/x", cwd=cwd) == "/abs/rootless/x"  # not under it
+    assert shown_view(absolute) == absolute  # no cwd, no rewriting

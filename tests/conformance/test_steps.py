@@ -55,6 +55,7 @@ class Context:
         self.connector = connector
         self.restarts = 0
         self.unreported: frozenset[str] = frozenset()
+        self.cwd = sandbox.root
 
     def tool_use(self, use: ToolUse) -> dict[str, Any]:
         return {
