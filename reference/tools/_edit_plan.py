@@ -29,7 +29,7 @@ class EditPlan:
 def normalize_new_string(new_string: str, file_path: str) -> str:
     """EDIT-MATCH-1 and EDIT-WS-1 applied to ``new_string``."""
     new_string = text.to_lf(new_string)
-    if file_path.lower().endswith((".md", ".mdx")):
+    if text.keeps_trailing_whitespace(file_path):
         return new_string
     return text.strip_trailing_whitespace(new_string)
 

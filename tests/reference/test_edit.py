@@ -359,9 +359,15 @@ def test_empty_old_string_on_an_empty_file_needs_a_read(
 def test_empty_old_string_on_a_file_with_only_a_byte_order_mark_keeps_the_encoding(
     tmp_path: Path, call: Call, mark: bytes, codec: str
 ) -> None:
-    """SPEC: EDIT-CREATE-1, EDIT-ENC-1, READ-EMPTY-1"""
+    """SPEC: EDIT-CREATE-1, EDIT-ENC-1, READ-EMPTY-1 (the encoding stays, the mark goes)"""
     data = edited(call, tmp_path / "a.txt", mark, "", "caf\u00e9\n")
-    assert data == mark + "caf\u00e9\n".encode(codec)
+    assert data == "caf\u00e9\n".encode(codec)
+
+
+def test_edit_of_a_file_with_text_keeps_its_byte_order_mark(tmp_path: Path, call: Call) -> None:
+    """SPEC: EDIT-ENC-1 (measured on Claude Code 2.1.88: EF BB BF one -> EF BB BF two)"""
+    data = edited(call, tmp_path / "a.txt", b"\xef\xbb\xbfone\n", "one", "two")
+    assert data == b"\xef\xbb\xbftwo\n"
 
 
 def test_empty_old_string_on_a_non_empty_file_is_refused_with_code_3(

@@ -377,13 +377,17 @@ def test_utf8_byte_order_mark_is_not_shown(tmp_path: Path, call: Call) -> None:
     assert content(call("Read", file_path=str(path))) == cat_n(["hello", ""])
 
 
-def test_pages_on_a_file_that_is_not_a_pdf_is_refused_with_code_7(
+def test_pages_on_a_file_that_is_not_a_pdf_is_ignored_unless_malformed(
     tmp_path: Path, call: Call
 ) -> None:
-    """SPEC: READ-VALIDATE-1"""
+    """SPEC: READ-VALIDATE-1, PDF-PAGES-1, PDF-PAGES-2"""
     path = write_lines(tmp_path / "a.txt", ["x"])
-    response = call("Read", file_path=str(path), pages="1-2")
-    assert_refused(response, stage="validate", code=7, name="InvalidPagesError")
+    shown = call("Read", file_path=str(path), pages="1-2")
+    assert_done(shown)
+    assert shown["outcome"]["output"]["file"]["content"] == "x\n"
+    for bad in ("abc", "1-30"):
+        response = call("Read", file_path=str(path), pages=bad)
+        assert_refused(response, stage="validate", code=7, name="InvalidPagesError")
 
 
 def test_read_deny_rule_refuses_with_code_3(tmp_path: Path, begin: Begin, call: Call) -> None:

@@ -258,13 +258,26 @@ def test_file_created_between_validate_and_call_is_not_overwritten(
 # --- content, line endings, encodings -------------------------------------------------
 
 
-def test_content_is_written_verbatim(tmp_path: Path, call: Call) -> None:
+def test_content_is_written_verbatim_but_for_trailing_whitespace(
+    tmp_path: Path, call: Call
+) -> None:
     """SPEC: WRITE-CONTENT-1"""
     path = tmp_path / "a.py"
     path.write_bytes(b"old\n")
-    text = "x = 1   \n\ty = 'it\u2019s'\t\n\n<fnr> \"q\"  "
-    assert_done(read_then_write(call, path, text))
-    assert path.read_bytes() == text.encode()
+    text = "x = 1   \n\ty = 'it\u2019s'\t\r\n\n<fnr> \"q\"  "
+    done = read_then_write(call, path, text)
+    assert_done(done)
+    stripped = "x = 1\n\ty = 'it\u2019s'\r\n\n<fnr> \"q\""
+    assert path.read_bytes() == stripped.encode()
+    assert done["outcome"]["output"]["content"] == stripped
+
+
+@pytest.mark.parametrize("name", ["notes.md", "NOTES.MD", "page.mdx"])
+def test_markdown_keeps_trailing_whitespace(tmp_path: Path, call: Call, name: str) -> None:
+    """SPEC: WRITE-CONTENT-1 (two trailing spaces are a Markdown line break)"""
+    path = tmp_path / name
+    assert_done(call("Write", file_path=str(path), content="a  \nb\t\n"))
+    assert path.read_bytes() == b"a  \nb\t\n"
 
 
 def test_crlf_file_replaced_with_lf_content_becomes_lf(tmp_path: Path, call: Call) -> None:
@@ -283,20 +296,22 @@ def test_crlf_inside_content_is_kept(tmp_path: Path, call: Call) -> None:
     assert path.read_bytes() == b"one\r\ntwo\r\nthree\n"
 
 
-def test_utf8_byte_order_mark_is_kept(tmp_path: Path, call: Call) -> None:
+def test_utf8_byte_order_mark_is_dropped(tmp_path: Path, call: Call) -> None:
     """SPEC: WRITE-ENC-1, TEXT-ENC-1"""
     path = tmp_path / "bom.txt"
     path.write_bytes(b"\xef\xbb\xbfold\n")
     assert_done(read_then_write(call, path, "n\u00e9w\n"))
-    assert path.read_bytes() == b"\xef\xbb\xbf" + "n\u00e9w\n".encode()
+    assert path.read_bytes() == "n\u00e9w\n".encode()
 
 
-def test_utf16le_file_is_written_back_in_utf16le_with_its_mark(tmp_path: Path, call: Call) -> None:
+def test_utf16le_file_is_written_back_in_utf16le_without_its_mark(
+    tmp_path: Path, call: Call
+) -> None:
     """SPEC: WRITE-ENC-1, TEXT-ENC-1"""
     path = tmp_path / "wide.txt"
     path.write_bytes(b"\xff\xfe" + "old\r\n".encode("utf-16-le"))
     assert_done(read_then_write(call, path, "n\u00e9w\n"))
-    assert path.read_bytes() == b"\xff\xfe" + "n\u00e9w\n".encode("utf-16-le")
+    assert path.read_bytes() == "n\u00e9w\n".encode("utf-16-le")
 
 
 # --- atomic replacement ---------------------------------------------------------------
