@@ -295,14 +295,14 @@ def _invalid_encoding_edited() -> None:
 
 @process_patch(
     "bom-dropped",
-    "Write and Edit write a file back without its byte order mark",
-    breaks=("TEXT-ENC-1", "WRITE-ENC-1", "EDIT-ENC-1"),
+    "Edit writes a file back without its byte order mark",
+    breaks=("TEXT-ENC-1", "EDIT-ENC-1"),
 )
 def _bom_dropped() -> None:
     original = text.encode
 
-    def encode(content: str, encoding: text.Encoding) -> bytes:
-        return original(content, encoding).removeprefix(encoding.bom)
+    def encode(content: str, encoding: text.Encoding, *, bom: bool = True) -> bytes:
+        return original(content, encoding, bom=False)
 
     rebind(original, encode)
 
@@ -390,15 +390,25 @@ def _eol_tie_is_crlf() -> None:
 
 
 @process_patch(
-    "mixed-eol-normalized-on-edit",
-    "Edit rewrites every line ending of a mixed file in its majority style",
-    breaks=("EDIT-EOL-1",),
+    "edit-strings-crlf-normalized",
+    "Edit turns the CRLF in old_string and new_string into LF before matching",
+    breaks=("EDIT-MATCH-1",),
 )
-def _mixed_eol_normalized_on_edit() -> None:
-    def apply(original: str, plan: _edit_plan.EditPlan) -> str:
-        return text.to_crlf(plan.new_text) if text.is_crlf(original) else plan.new_text
+def _edit_strings_crlf_normalized() -> None:
+    original = _edit_plan.plan_edit
 
-    rebind(_edit_plan.apply_to_original, apply)
+    def plan_edit(
+        file_lf: str, old_string: str, new_string: str, *, replace_all: bool, file_path: str
+    ) -> _edit_plan.EditPlan:
+        return original(
+            file_lf,
+            text.to_lf(old_string),
+            text.to_lf(new_string),
+            replace_all=replace_all,
+            file_path=file_path,
+        )
+
+    rebind(original, plan_edit)
 
 
 @process_patch(
