@@ -23,6 +23,10 @@ def _never_stale(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool
     return False
 
 
+def _never_modified(record: ReadRecord, *, mtime_ns: int) -> bool:
+    return False
+
+
 @process_patch(
     "staleness-ignored",
     "Write and Edit never find a record stale",
@@ -30,6 +34,7 @@ def _never_stale(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool
 )
 def _staleness_ignored() -> None:
     rebind(filestate.is_stale, _never_stale)
+    rebind(filestate.modified_since, _never_modified)
 
 
 @process_patch(
@@ -48,24 +53,29 @@ def _stale_by_mtime(record: ReadRecord, *, mtime_ns: int, text: str | None) -> b
 
 @process_patch(
     "staleness-by-mtime-only",
-    "Any new modification time is stale, even when the text is identical (a touched file)",
+    "call() finds any new modification time stale, even when the text is identical",
     breaks=("STATE-STALE-1",),
 )
 def _staleness_by_mtime_only() -> None:
     rebind(filestate.is_stale, _stale_by_mtime)
 
 
-def _stale_if_newer(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool:
-    return mtime_ns > record.mtime_ns and text != record.text
+def _modified_if_not_equal(record: ReadRecord, *, mtime_ns: int) -> bool:
+    return mtime_ns != record.mtime_ns
+
+
+def _stale_if_not_equal(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool:
+    return mtime_ns != record.mtime_ns and text != record.text
 
 
 @process_patch(
-    "staleness-gt-not-ne",
-    "Staleness compares mtimes with > : changed text with an older mtime is accepted",
+    "staleness-ne-not-gt",
+    "Staleness compares mtimes with != : changed text with an older mtime is refused",
     breaks=("STATE-STALE-1",),
 )
-def _staleness_gt_not_ne() -> None:
-    rebind(filestate.is_stale, _stale_if_newer)
+def _staleness_ne_not_gt() -> None:
+    rebind(filestate.is_stale, _stale_if_not_equal)
+    rebind(filestate.modified_since, _modified_if_not_equal)
 
 
 @process_patch(

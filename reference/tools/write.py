@@ -59,7 +59,7 @@ def validate_input(inp: WriteInput, ctx: ToolUseContext) -> None:
     record = ctx.session.read_state.get(path)
     if record is None or record.partial:  # WRITE-READ-1
         raise errors.FileNotReadError(NOT_READ_YET)
-    if record_is_stale(record, path, st.mtime_ns):  # STATE-STALE-2, first check
+    if record_is_stale(record, st.mtime_ns):  # STATE-STALE-2, first check
         raise errors.FileModifiedSinceReadError(MODIFIED_SINCE_READ)
 
 

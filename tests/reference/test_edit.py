@@ -162,7 +162,7 @@ def test_matching_is_exact_with_no_regex_case_or_whitespace_tolerance(
 def test_crlf_in_old_string_never_matches_and_new_string_keeps_it(
     tmp_path: Path, call: Call, unchanged: Unchanged
 ) -> None:
-    """SPEC: EDIT-MATCH-1, EDIT-EOL-1 (measured on Claude Code 2.1.88)"""
+    """SPEC: EDIT-MATCH-1, EDIT-EOL-1"""
     path = tmp_path / "a.txt"
     path.write_bytes(b"one\r\ntwo\r\nthree\r\n")
     call("Read", file_path=str(path))
@@ -188,15 +188,13 @@ def test_lf_file_stays_lf(tmp_path: Path, call: Call) -> None:
 
 
 def test_the_whole_file_takes_its_majority_style(tmp_path: Path, call: Call) -> None:
-    """SPEC: EDIT-EOL-1 (measured on Claude Code 2.1.88: mixed files are made uniform)"""
+    """SPEC: EDIT-EOL-1"""
     mostly_crlf = b"a\r\nb\nc\r\nd\r\n"  # the lone \n after b becomes \r\n
     assert edited(call, tmp_path / "a.txt", mostly_crlf, "c", "x\ny") == (
         b"a\r\nb\r\nx\r\ny\r\nd\r\n"
     )
     mostly_lf = b"one\r\ntwo\nthree\n"  # the \r\n after one becomes \n
-    assert edited(call, tmp_path / "b.txt", mostly_lf, "two", "2\n2.5") == (
-        b"one\n2\n2.5\nthree\n"
-    )
+    assert edited(call, tmp_path / "b.txt", mostly_lf, "two", "2\n2.5") == (b"one\n2\n2.5\nthree\n")
     tie = b"a\r\nb\n"  # a tie is LF (TEXT-EOL-1)
     assert edited(call, tmp_path / "c.txt", tie, "b", "B") == b"a\nB\n"
 
@@ -371,13 +369,13 @@ def test_empty_old_string_on_an_empty_file_needs_a_read(
 def test_empty_old_string_on_a_file_with_only_a_byte_order_mark_keeps_the_encoding(
     tmp_path: Path, call: Call, mark: bytes, codec: str
 ) -> None:
-    """SPEC: EDIT-CREATE-1, EDIT-ENC-1, READ-EMPTY-1 (the encoding stays, the mark goes)"""
+    """SPEC: EDIT-CREATE-1, EDIT-ENC-1, READ-EMPTY-1"""
     data = edited(call, tmp_path / "a.txt", mark, "", "caf\u00e9\n")
     assert data == "caf\u00e9\n".encode(codec)
 
 
 def test_edit_of_a_file_with_text_keeps_its_byte_order_mark(tmp_path: Path, call: Call) -> None:
-    """SPEC: EDIT-ENC-1 (measured on Claude Code 2.1.88: EF BB BF one -> EF BB BF two)"""
+    """SPEC: EDIT-ENC-1"""
     data = edited(call, tmp_path / "a.txt", b"\xef\xbb\xbfone\n", "one", "two")
     assert data == b"\xef\xbb\xbftwo\n"
 
@@ -425,14 +423,17 @@ def test_file_modified_since_read_is_refused_with_code_7(
     assert record_of(engine, path) is before
 
 
-def test_touched_file_with_identical_text_can_be_edited(tmp_path: Path, call: Call) -> None:
-    """SPEC: STATE-STALE-1, EDIT-SEQ-1"""
+def test_touched_file_with_identical_text_is_refused_before_the_call(
+    tmp_path: Path, call: Call, unchanged: Unchanged
+) -> None:
+    """SPEC: STATE-STALE-1, STATE-STALE-2, EDIT-VALIDATE-1"""
     path = tmp_path / "a.txt"
     path.write_bytes(b"abc\n")
     call("Read", file_path=str(path))
     touch_forward(path)
-    assert_done(call("Edit", file_path=str(path), old_string="abc", new_string="x"))
-    assert path.read_bytes() == b"x\n"
+    with unchanged():
+        response = call("Edit", file_path=str(path), old_string="abc", new_string="x")
+    assert_refused(response, stage="validate", code=7, name="FileModifiedSinceReadError")
 
 
 def test_file_changed_between_validate_and_call_is_not_overwritten(

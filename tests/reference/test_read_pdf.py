@@ -77,7 +77,7 @@ def test_malformed_pages_are_refused_with_code_7(call: Call, value: str) -> None
 def test_pages_on_a_file_that_is_not_a_pdf_is_ignored(
     tmp_path: Path, call: Call, name: str
 ) -> None:
-    """SPEC: PDF-PAGES-1, IMG-DETECT-1 (the read is the one without pages)"""
+    """SPEC: PDF-PAGES-1, IMG-DETECT-1"""
     contents = {
         "notes.txt": b"hello\n",
         "small.png": (FIXTURES / "images" / "small.png").read_bytes(),
