@@ -186,11 +186,8 @@ def _dedup_hit(ctx: ToolUseContext, path: str, offset: int, limit: int) -> bool:
         st = os.stat(path)
     except OSError:
         return False
-    return (
-        st.st_mtime_ns == record.mtime_ns
-        and st.st_size == record.size
-        and statmod.S_ISREG(st.st_mode)
-    )
+    # READ-DEDUP-1: the modification time alone decides, as the seeds say; the size is not compared.
+    return st.st_mtime_ns == record.mtime_ns and statmod.S_ISREG(st.st_mode)
 
 
 def _unchanged(path: str) -> ToolResult:

@@ -815,15 +815,17 @@ def test_no_dedup_when_the_mtime_changed(tmp_path: Path, call: Call) -> None:
     assert (response["outcome"]["dedup"], content(response)) == (False, cat_n(["x", ""]))
 
 
-def test_no_dedup_when_the_size_changed_under_the_same_mtime(tmp_path: Path, call: Call) -> None:
-    """SPEC: READ-DEDUP-3"""
+def test_the_mtime_alone_decides_dedup_even_when_the_size_changed(
+    tmp_path: Path, call: Call
+) -> None:
+    """SPEC: READ-DEDUP-1, READ-DEDUP-3"""
     path = write_lines(tmp_path / "a.txt", ["x"])
     call("Read", file_path=str(path))
     before = path.stat()
     path.write_bytes(b"x\ny\n")
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     response = call("Read", file_path=str(path))
-    assert (response["outcome"]["dedup"], content(response)) == (False, cat_n(["x", "y", ""]))
+    assert response["outcome"]["dedup"] is True
 
 
 @pytest.mark.parametrize("writer", ["Write", "Edit"])
