@@ -42,17 +42,22 @@ class ReadFileState:
         return len(self._records)
 
 
+def modified_since(record: ReadRecord, *, mtime_ns: int) -> bool:
+    """STATE-STALE-1, the check of ``validate_input``: the mtime is later than the record's."""
+    return mtime_ns > record.mtime_ns
+
+
 def is_stale(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool:
-    """STATE-STALE-1: mtime differs AND text differs.
+    """STATE-STALE-1, the check of ``call()``: mtime later AND text differs.
 
     ``text`` may be None when the caller has not read the file; it is only
-    needed when the mtime differs, so callers read lazily via :func:`needs_text`.
+    needed when the mtime is later, so callers read lazily via :func:`needs_text`.
     """
-    if mtime_ns == record.mtime_ns:
+    if not modified_since(record, mtime_ns=mtime_ns):
         return False
     return text != record.text
 
 
 def needs_text(record: ReadRecord, *, mtime_ns: int) -> bool:
-    """Whether deciding staleness needs the file's current text."""
-    return mtime_ns != record.mtime_ns
+    """Whether deciding staleness in ``call()`` needs the file's current text."""
+    return modified_since(record, mtime_ns=mtime_ns)

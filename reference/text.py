@@ -65,10 +65,14 @@ def decode(data: bytes, encoding: Encoding, *, strict: bool = False) -> str:
     return body.decode(codec, errors="strict" if strict else "replace")
 
 
-def encode(text: str, encoding: Encoding) -> bytes:
-    """Encode with the encoding's byte order mark (TEXT-ENC-1)."""
+def encode(text: str, encoding: Encoding, *, bom: bool = True) -> bytes:
+    """Encode in ``encoding``, led by its byte order mark unless ``bom`` is false.
+
+    Edit keeps the mark (EDIT-ENC-1); Write (WRITE-ENC-1) and an Edit that fills
+    an empty file (EDIT-CREATE-1) leave it out.
+    """
     codec = "utf-16-le" if encoding is Encoding.UTF16LE else "utf-8"
-    return encoding.bom + text.encode(codec)
+    return (encoding.bom if bom else b"") + text.encode(codec)
 
 
 def is_crlf(text: str) -> bool:
@@ -132,3 +136,8 @@ def apply_replacements(text: str, replacements: tuple[tuple[str, str], ...]) -> 
 def strip_trailing_whitespace(text: str) -> str:
     """EDIT-WS-1: drop spaces and tabs at the end of every line."""
     return _TRAILING_WS.sub("", text)
+
+
+def keeps_trailing_whitespace(file_path: str) -> bool:
+    """EDIT-WS-1 and WRITE-CONTENT-1: Markdown (``.md``, ``.mdx``, any case) keeps it."""
+    return file_path.lower().endswith((".md", ".mdx"))

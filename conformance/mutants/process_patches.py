@@ -23,6 +23,10 @@ def _never_stale(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool
     return False
 
 
+def _never_modified(record: ReadRecord, *, mtime_ns: int) -> bool:
+    return False
+
+
 @process_patch(
     "staleness-ignored",
     "Write and Edit never find a record stale",
@@ -30,6 +34,7 @@ def _never_stale(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool
 )
 def _staleness_ignored() -> None:
     rebind(filestate.is_stale, _never_stale)
+    rebind(filestate.modified_since, _never_modified)
 
 
 @process_patch(
@@ -48,24 +53,29 @@ def _stale_by_mtime(record: ReadRecord, *, mtime_ns: int, text: str | None) -> b
 
 @process_patch(
     "staleness-by-mtime-only",
-    "Any new modification time is stale, even when the text is identical (a touched file)",
+    "call() finds any new modification time stale, even when the text is identical",
     breaks=("STATE-STALE-1",),
 )
 def _staleness_by_mtime_only() -> None:
     rebind(filestate.is_stale, _stale_by_mtime)
 
 
-def _stale_if_newer(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool:
-    return mtime_ns > record.mtime_ns and text != record.text
+def _modified_if_not_equal(record: ReadRecord, *, mtime_ns: int) -> bool:
+    return mtime_ns != record.mtime_ns
+
+
+def _stale_if_not_equal(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool:
+    return mtime_ns != record.mtime_ns and text != record.text
 
 
 @process_patch(
-    "staleness-gt-not-ne",
-    "Staleness compares mtimes with > : changed text with an older mtime is accepted",
+    "staleness-ne-not-gt",
+    "Staleness compares mtimes with != : changed text with an older mtime is refused",
     breaks=("STATE-STALE-1",),
 )
-def _staleness_gt_not_ne() -> None:
-    rebind(filestate.is_stale, _stale_if_newer)
+def _staleness_ne_not_gt() -> None:
+    rebind(filestate.is_stale, _stale_if_not_equal)
+    rebind(filestate.modified_since, _modified_if_not_equal)
 
 
 @process_patch(
@@ -295,14 +305,14 @@ def _invalid_encoding_edited() -> None:
 
 @process_patch(
     "bom-dropped",
-    "Write and Edit write a file back without its byte order mark",
-    breaks=("TEXT-ENC-1", "WRITE-ENC-1", "EDIT-ENC-1"),
+    "Edit writes a file back without its byte order mark",
+    breaks=("TEXT-ENC-1", "EDIT-ENC-1"),
 )
 def _bom_dropped() -> None:
     original = text.encode
 
-    def encode(content: str, encoding: text.Encoding) -> bytes:
-        return original(content, encoding).removeprefix(encoding.bom)
+    def encode(content: str, encoding: text.Encoding, *, bom: bool = True) -> bytes:
+        return original(content, encoding, bom=False)
 
     rebind(original, encode)
 
@@ -390,15 +400,25 @@ def _eol_tie_is_crlf() -> None:
 
 
 @process_patch(
-    "mixed-eol-normalized-on-edit",
-    "Edit rewrites every line ending of a mixed file in its majority style",
-    breaks=("EDIT-EOL-1",),
+    "edit-strings-crlf-normalized",
+    "Edit turns the CRLF in old_string and new_string into LF before matching",
+    breaks=("EDIT-MATCH-1",),
 )
-def _mixed_eol_normalized_on_edit() -> None:
-    def apply(original: str, plan: _edit_plan.EditPlan) -> str:
-        return text.to_crlf(plan.new_text) if text.is_crlf(original) else plan.new_text
+def _edit_strings_crlf_normalized() -> None:
+    original = _edit_plan.plan_edit
 
-    rebind(_edit_plan.apply_to_original, apply)
+    def plan_edit(
+        file_lf: str, old_string: str, new_string: str, *, replace_all: bool, file_path: str
+    ) -> _edit_plan.EditPlan:
+        return original(
+            file_lf,
+            text.to_lf(old_string),
+            text.to_lf(new_string),
+            replace_all=replace_all,
+            file_path=file_path,
+        )
+
+    rebind(original, plan_edit)
 
 
 @process_patch(

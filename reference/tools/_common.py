@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from reference import errors, fileio, paths, text
-from reference.filestate import ReadRecord, Source, is_stale, needs_text
+from reference.filestate import ReadRecord, Source, modified_since
 from reference.observer import Change
 from reference.tool import ToolUseContext
 
@@ -54,11 +54,9 @@ def current_text(path: str) -> str:
     return text.decode(data, text.detect_encoding(data))
 
 
-def record_is_stale(record: ReadRecord, path: str, mtime_ns: int) -> bool:
-    """STATE-STALE-1, reading the file only when the mtime moved."""
-    if not needs_text(record, mtime_ns=mtime_ns):
-        return False
-    return is_stale(record, mtime_ns=mtime_ns, text=current_text(path))
+def record_is_stale(record: ReadRecord, mtime_ns: int) -> bool:
+    """STATE-STALE-1 in ``validate_input``: the mtime alone decides, no text is read."""
+    return modified_since(record, mtime_ns=mtime_ns)
 
 
 MODIFIED_SINCE_READ = (

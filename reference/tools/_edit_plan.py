@@ -7,11 +7,13 @@ decide identically.
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass
+from typing import Final
 
 from reference import errors, text
+
+_LONE_LF: Final = re.compile(r"(?<!\r)\n")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,9 +29,8 @@ class EditPlan:
 
 
 def normalize_new_string(new_string: str, file_path: str) -> str:
-    """EDIT-MATCH-1 and EDIT-WS-1 applied to ``new_string``."""
-    new_string = text.to_lf(new_string)
-    if file_path.lower().endswith((".md", ".mdx")):
+    """EDIT-WS-1 applied to ``new_string``; its ``\r\n`` stay (EDIT-MATCH-1)."""
+    if text.keeps_trailing_whitespace(file_path):
         return new_string
     return text.strip_trailing_whitespace(new_string)
 
@@ -61,7 +62,7 @@ def plan_edit(
         StringNotFoundError: not found even after normalization (EDIT-VALIDATE-1 code 8).
         MultipleMatchesError: several matches without ``replace_all`` (EDIT-VALIDATE-1 code 9).
     """
-    old = text.to_lf(old_string)
+    old = old_string  # EDIT-MATCH-1: as given, so a \r\n in it never matches LF text
     new = normalize_new_string(new_string, file_path)
     if old == "":
         return EditPlan(spans=((0, len(file_lf), new),), new_text=new)  # EDIT-CREATE-1
@@ -103,22 +104,12 @@ def _splice(original: str, spans: tuple[tuple[int, int, str], ...]) -> str:
 
 
 def apply_to_original(original: str, plan: EditPlan) -> str:
-    """EDIT-EOL-1: write the LF plan into the file's own text.
+    """EDIT-EOL-1: the whole edited LF text takes the file's style (TEXT-EOL-1).
 
-    Text outside the replaced spans keeps its bytes, line endings included (a
-    lone ``\n`` in a CRLF file stays lone); the replacements' newlines take the
-    file's style (TEXT-EOL-1).
+    In a CRLF file every ``\n`` not already preceded by ``\r`` becomes
+    ``\r\n``; in an LF file the LF text is written as it is (a ``\r\n`` the
+    model put in ``new_string`` included).
     """
-    if "\r\n" not in original:
+    if not text.is_crlf(original):
         return plan.new_text
-    crlf_at = [m.start() - k for k, m in enumerate(re.finditer("\r\n", original))]
-    newline = "\r\n" if text.is_crlf(original) else "\n"
-
-    def raw(offset: int) -> int:
-        return offset + bisect.bisect_left(crlf_at, offset)
-
-    spans = tuple(
-        (raw(start), raw(end), replacement.replace("\n", newline))
-        for start, end, replacement in plan.spans
-    )
-    return _splice(original, spans)
+    return _LONE_LF.sub("\r\n", plan.new_text)

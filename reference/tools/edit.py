@@ -72,7 +72,7 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
     record = ctx.session.read_state.get(path)
     if record is None:  # EDIT-READ-1
         raise errors.FileNotReadError(NOT_READ_YET)
-    if record_is_stale(record, path, st.mtime_ns):  # STATE-STALE-2, first check
+    if record_is_stale(record, st.mtime_ns):  # STATE-STALE-2, first check
         raise errors.FileModifiedSinceReadError(MODIFIED_SINCE_READ)
     data = fileio.read_bytes(path)
     try:  # TEXT-ENC-2
@@ -125,7 +125,10 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
         new_text = apply_to_original(original, plan)  # EDIT-EOL-1
     else:
         raise errors.FileVanishedError(f"{path} is no longer a regular file.")
-    written = fileio.atomic_write(path, text.encode(new_text, encoding))  # EDIT-ENC-1
+    # EDIT-ENC-1: the encoding and byte order mark kept, except that a file with
+    # no text filled by an empty old_string loses its mark (EDIT-CREATE-1).
+    filled = inp.old_string == "" and not original
+    written = fileio.atomic_write(path, text.encode(new_text, encoding, bom=not filled))
     # --- end of critical section ---
 
     record_own_write(  # EDIT-STATE-1, EDIT-NOTIFY-1

@@ -229,7 +229,7 @@ def validate_input(inp: NotebookEditInput, ctx: ToolUseContext) -> None:
     record = ctx.session.read_state.get(path)
     if record is None:  # any record counts, as for Edit (EDIT-READ-1)
         raise errors.FileNotReadError(NOT_READ_YET)
-    if record_is_stale(record, path, st.mtime_ns):  # STATE-STALE-2, first check
+    if record_is_stale(record, st.mtime_ns):  # STATE-STALE-2, first check
         raise errors.FileModifiedSinceReadError(MODIFIED_SINCE_READ)
     notebook = parse_notebook(fileio.read_bytes(path))
     if notebook is None:

@@ -59,7 +59,7 @@ def validate_input(inp: WriteInput, ctx: ToolUseContext) -> None:
     record = ctx.session.read_state.get(path)
     if record is None or record.partial:  # WRITE-READ-1
         raise errors.FileNotReadError(NOT_READ_YET)
-    if record_is_stale(record, path, st.mtime_ns):  # STATE-STALE-2, first check
+    if record_is_stale(record, st.mtime_ns):  # STATE-STALE-2, first check
         raise errors.FileModifiedSinceReadError(MODIFIED_SINCE_READ)
 
 
@@ -88,14 +88,19 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
             raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
     elif st.kind is not fileio.FileKind.MISSING:
         raise errors.FileVanishedError(f"{path} is no longer a regular file.")
-    # WRITE-CONTENT-1 / WRITE-EOL-1: the content verbatim, no line-ending inheritance.
-    written = fileio.atomic_write(path, text.encode(inp.content, encoding))
+    # WRITE-CONTENT-1: trailing spaces and tabs dropped, except in Markdown;
+    # WRITE-EOL-1: no line-ending inheritance.
+    content = inp.content
+    if not text.keeps_trailing_whitespace(path):
+        content = text.strip_trailing_whitespace(content)
+    # WRITE-ENC-1: the file's encoding, without its byte order mark.
+    written = fileio.atomic_write(path, text.encode(content, encoding, bom=False))
     # --- end of critical section ---
 
     record_own_write(  # WRITE-STATE-1, WRITE-NOTIFY-1
         ctx,
         path,
-        text=inp.content,
+        text=content,
         written=written,
         source="write",
         change="created" if original is None else "changed",
@@ -104,8 +109,8 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
         data={
             "type": "create" if original is None else "update",
             "filePath": path,
-            "content": inp.content,
-            "structuredPatch": structured_patch(original or "", inp.content),
+            "content": content,
+            "structuredPatch": structured_patch(original or "", content),
             "originalFile": original,
         }
     )

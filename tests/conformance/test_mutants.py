@@ -36,7 +36,7 @@ REQUIRED = {
     "no-read-before-write",
     "staleness-ignored",
     "staleness-by-mtime-only",
-    "staleness-gt-not-ne",
+    "staleness-ne-not-gt",
     "dedup-ignores-range",
     "dedup-ignores-mtime",
     "dedup-after-write",

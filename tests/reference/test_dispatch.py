@@ -108,14 +108,21 @@ def test_bad_values_are_listed_in_schema_property_order(call: Call) -> None:
     ]
 
 
-def test_string_true_is_not_a_boolean(tmp_path: Path, call: Call) -> None:
-    """SPEC: TOOL-SCHEMA-1, DISP-SCHEMA-2"""
-    response = call(
-        "Edit", file_path=str(tmp_path / "a"), old_string="a", new_string="b", replace_all="true"
-    )
-    assert schema_refusal(response) == one_issue(
-        "Edit", type_line("replace_all", "boolean", "string")
-    )
+def test_only_the_exact_strings_true_and_false_are_booleans(tmp_path: Path, call: Call) -> None:
+    """SPEC: TOOL-SCHEMA-1, DISP-SCHEMA-2, EDIT-BOOL-1"""
+    for value in ("True", "yes"):
+        response = call(
+            "Edit", file_path=str(tmp_path / "a"), old_string="a", new_string="b", replace_all=value
+        )
+        assert schema_refusal(response) == one_issue(
+            "Edit", type_line("replace_all", "boolean", "string")
+        )
+    path = tmp_path / "b.txt"
+    path.write_text("x x\n")
+    call("Read", file_path=str(path))
+    every = call("Edit", file_path=str(path), old_string="x", new_string="y", replace_all="true")
+    assert_done(every)
+    assert path.read_text() == "y y\n"
 
 
 def test_an_integral_number_is_an_integer(tmp_path: Path, call: Call) -> None:

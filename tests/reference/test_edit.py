@@ -159,10 +159,20 @@ def test_matching_is_exact_with_no_regex_case_or_whitespace_tolerance(
     assert_refused(response, stage="validate", code=8, name="StringNotFoundError")
 
 
-def test_crlf_in_old_and_new_string_is_read_as_lf(tmp_path: Path, call: Call) -> None:
+def test_crlf_in_old_string_never_matches_and_new_string_keeps_it(
+    tmp_path: Path, call: Call, unchanged: Unchanged
+) -> None:
     """SPEC: EDIT-MATCH-1, EDIT-EOL-1"""
-    data = edited(call, tmp_path / "a.txt", b"one\ntwo\nthree\n", "one\r\ntwo", "1\r\n2")
-    assert data == b"1\n2\nthree\n"
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    call("Read", file_path=str(path))
+    with unchanged():
+        missing = call("Edit", file_path=str(path), old_string="one\r\ntwo", new_string="1")
+    assert_refused(missing, stage="validate", code=8, name="StringNotFoundError")
+    data = edited(call, tmp_path / "b.txt", b"one\ntwo\nthree\n", "one", "1\r\n2")
+    assert data == b"1\r\n2\ntwo\nthree\n"
+    crlf = edited(call, tmp_path / "c.txt", b"a\r\nb\r\n", "a", "x\r\ny")
+    assert crlf == b"x\r\ny\r\nb\r\n"
 
 
 def test_crlf_file_stays_crlf(tmp_path: Path, call: Call) -> None:
@@ -173,20 +183,20 @@ def test_crlf_file_stays_crlf(tmp_path: Path, call: Call) -> None:
 
 def test_lf_file_stays_lf(tmp_path: Path, call: Call) -> None:
     """SPEC: EDIT-EOL-1, TEXT-EOL-1, EDIT-MATCH-1"""
-    data = edited(call, tmp_path / "a.txt", b"one\ntwo\nthree\n", "two", "2\r\n2.5")
+    data = edited(call, tmp_path / "a.txt", b"one\ntwo\nthree\n", "two", "2\n2.5")
     assert data == b"one\n2\n2.5\nthree\n"
 
 
-def test_line_endings_outside_the_replaced_span_keep_their_bytes(
-    tmp_path: Path, call: Call
-) -> None:
+def test_the_whole_file_takes_its_majority_style(tmp_path: Path, call: Call) -> None:
     """SPEC: EDIT-EOL-1"""
-    mostly_crlf = b"a\r\nb\nc\r\nd\r\n"  # the lone \n after b stays lone
-    assert edited(call, tmp_path / "a.txt", mostly_crlf, "c", "x\ny") == b"a\r\nb\nx\r\ny\r\nd\r\n"
-    mostly_lf = b"one\r\ntwo\nthree\n"  # the \r\n after one stays too
-    assert edited(call, tmp_path / "b.txt", mostly_lf, "two", "2\n2.5") == (
-        b"one\r\n2\n2.5\nthree\n"
+    mostly_crlf = b"a\r\nb\nc\r\nd\r\n"  # the lone \n after b becomes \r\n
+    assert edited(call, tmp_path / "a.txt", mostly_crlf, "c", "x\ny") == (
+        b"a\r\nb\r\nx\r\ny\r\nd\r\n"
     )
+    mostly_lf = b"one\r\ntwo\nthree\n"  # the \r\n after one becomes \n
+    assert edited(call, tmp_path / "b.txt", mostly_lf, "two", "2\n2.5") == (b"one\n2\n2.5\nthree\n")
+    tie = b"a\r\nb\n"  # a tie is LF (TEXT-EOL-1)
+    assert edited(call, tmp_path / "c.txt", tie, "b", "B") == b"a\nB\n"
 
 
 def test_a_match_across_a_crlf_boundary_writes_the_file_style(tmp_path: Path, call: Call) -> None:
@@ -361,7 +371,13 @@ def test_empty_old_string_on_a_file_with_only_a_byte_order_mark_keeps_the_encodi
 ) -> None:
     """SPEC: EDIT-CREATE-1, EDIT-ENC-1, READ-EMPTY-1"""
     data = edited(call, tmp_path / "a.txt", mark, "", "caf\u00e9\n")
-    assert data == mark + "caf\u00e9\n".encode(codec)
+    assert data == "caf\u00e9\n".encode(codec)
+
+
+def test_edit_of_a_file_with_text_keeps_its_byte_order_mark(tmp_path: Path, call: Call) -> None:
+    """SPEC: EDIT-ENC-1"""
+    data = edited(call, tmp_path / "a.txt", b"\xef\xbb\xbfone\n", "one", "two")
+    assert data == b"\xef\xbb\xbftwo\n"
 
 
 def test_empty_old_string_on_a_non_empty_file_is_refused_with_code_3(
@@ -407,14 +423,17 @@ def test_file_modified_since_read_is_refused_with_code_7(
     assert record_of(engine, path) is before
 
 
-def test_touched_file_with_identical_text_can_be_edited(tmp_path: Path, call: Call) -> None:
-    """SPEC: STATE-STALE-1, EDIT-SEQ-1"""
+def test_touched_file_with_identical_text_is_refused_before_the_call(
+    tmp_path: Path, call: Call, unchanged: Unchanged
+) -> None:
+    """SPEC: STATE-STALE-1, STATE-STALE-2, EDIT-VALIDATE-1"""
     path = tmp_path / "a.txt"
     path.write_bytes(b"abc\n")
     call("Read", file_path=str(path))
     touch_forward(path)
-    assert_done(call("Edit", file_path=str(path), old_string="abc", new_string="x"))
-    assert path.read_bytes() == b"x\n"
+    with unchanged():
+        response = call("Edit", file_path=str(path), old_string="abc", new_string="x")
+    assert_refused(response, stage="validate", code=7, name="FileModifiedSinceReadError")
 
 
 def test_file_changed_between_validate_and_call_is_not_overwritten(

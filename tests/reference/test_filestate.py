@@ -9,7 +9,7 @@ import pytest
 from refsupport import Begin, Call, Unchanged, assert_done, assert_refused, record_of
 
 from reference.engine import Engine
-from reference.filestate import ReadFileState, ReadRecord, is_stale, needs_text
+from reference.filestate import ReadFileState, ReadRecord, is_stale, modified_since, needs_text
 from reference.session import Session
 
 
@@ -36,22 +36,28 @@ def test_record_holds_the_fields_spec_lists() -> None:
     [
         (100, "old", False),
         (100, "changed", False),  # same mtime: not stale, whatever the text
-        (200, "old", False),  # touched: identical text is not stale
+        (200, "old", False),  # touched: identical text is not stale in call()
         (200, "changed", True),
-        (50, "changed", True),  # restored with an older mtime: caught too (!=, not >)
+        (50, "changed", False),  # an older mtime is not later: the seeds' >
     ],
 )
-def test_stale_means_mtime_differs_and_text_differs(
-    mtime_ns: int, current: str, stale: bool
-) -> None:
+def test_stale_means_mtime_later_and_text_differs(mtime_ns: int, current: str, stale: bool) -> None:
     """SPEC: STATE-STALE-1"""
     assert is_stale(record(), mtime_ns=mtime_ns, text=current) is stale
 
 
-def test_text_is_needed_only_when_the_mtime_moved() -> None:
+def test_text_is_needed_only_when_the_mtime_is_later() -> None:
     """SPEC: STATE-STALE-1"""
     assert needs_text(record(), mtime_ns=100) is False
-    assert needs_text(record(), mtime_ns=99) is True
+    assert needs_text(record(), mtime_ns=99) is False
+    assert needs_text(record(), mtime_ns=101) is True
+
+
+def test_validate_input_goes_by_a_later_mtime_alone() -> None:
+    """SPEC: STATE-STALE-1, STATE-STALE-2"""
+    assert modified_since(record(), mtime_ns=101) is True
+    assert modified_since(record(), mtime_ns=100) is False
+    assert modified_since(record(), mtime_ns=50) is False
 
 
 def test_state_keeps_one_record_per_path_and_replaces_it() -> None:

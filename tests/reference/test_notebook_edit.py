@@ -590,10 +590,11 @@ def test_a_notebook_changed_since_read_is_refused_with_code_9(
     assert error_text(response) == MODIFIED_SINCE_READ
 
 
-def test_a_touched_but_identical_notebook_is_not_stale(nb: Path, call: Call) -> None:
+def test_a_touched_but_identical_notebook_is_refused(nb: Path, call: Call) -> None:
     """SPEC: NBEDIT-VALIDATE-1, STATE-STALE-1"""
     touch_forward(nb)
-    assert_done(edit(call, nb, cell_id="c2", new_source="y"))
+    response = edit(call, nb, cell_id="c2", new_source="y")
+    assert_refused(response, stage="validate", code=9, name="FileModifiedSinceReadError")
 
 
 @pytest.mark.parametrize(

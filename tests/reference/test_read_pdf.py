@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ def test_malformed_pages_are_refused_with_code_7(call: Call, value: str) -> None
 
 
 @pytest.mark.parametrize("name", ["notes.txt", "small.png", "empty.pdf", "book.ipynb"])
-def test_pages_on_a_file_that_is_not_a_pdf_is_refused(
+def test_pages_on_a_file_that_is_not_a_pdf_is_ignored(
     tmp_path: Path, call: Call, name: str
 ) -> None:
     """SPEC: PDF-PAGES-1, IMG-DETECT-1"""
@@ -85,14 +86,21 @@ def test_pages_on_a_file_that_is_not_a_pdf_is_refused(
     }
     path = tmp_path / name
     path.write_bytes(contents[name])
-    response = call("Read", file_path=str(path), pages="1")
-    assert_refused(response, stage="validate", code=7, name="InvalidPagesError")
+    with_pages = call("Read", file_path=str(path), pages="1")
+    assert_done(with_pages)
+    assert with_pages["outcome"]["output"]["type"] != "pdf"
+    path.write_bytes(contents[name])  # a new mtime: no dedup stub for the read without pages
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    without = call("Read", file_path=str(path))
+    assert_done(without)
+    assert with_pages["tool_result"]["content"] == without["tool_result"]["content"]
 
 
-def test_pages_on_dev_null_is_refused(call: Call) -> None:
+def test_pages_on_dev_null_is_ignored(call: Call) -> None:
     """SPEC: PDF-PAGES-1"""
     response = call("Read", file_path="/dev/null", pages="1")
-    assert_refused(response, stage="validate", code=7, name="InvalidPagesError")
+    assert_done(response)
+    assert response["outcome"]["output"]["file"]["content"] == ""
 
 
 def test_pages_comes_after_the_other_checks(tmp_path: Path, call: Call) -> None:

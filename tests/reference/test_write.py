@@ -166,39 +166,27 @@ def test_file_modified_since_read_is_refused_with_code_3(
     assert path.read_bytes() == b"theirs\n"
 
 
-def test_file_restored_with_an_older_mtime_and_other_text_is_stale(
-    tmp_path: Path, call: Call, unchanged: Unchanged
-) -> None:
+def test_file_restored_with_an_older_mtime_is_not_stale(tmp_path: Path, call: Call) -> None:
     """SPEC: STATE-STALE-1"""
     path = tmp_path / "a.txt"
     path.write_bytes(b"mine\n")
     call("Read", file_path=str(path))
     modify_externally(path, b"older\n", shift_ns=-10_000_000_000)
-    with unchanged():
-        response = call("Write", file_path=str(path), content="new\n")
-    assert_refused(response, stage="validate", code=3, name="FileModifiedSinceReadError")
+    assert_done(call("Write", file_path=str(path), content="new\n"))
+    assert path.read_bytes() == b"new\n"
 
 
-def test_one_invalid_byte_replaced_by_another_is_not_seen_as_a_change(
-    tmp_path: Path, call: Call
+def test_touched_file_with_identical_text_is_refused_before_the_call(
+    tmp_path: Path, call: Call, unchanged: Unchanged
 ) -> None:
-    """SPEC: STATE-STALE-1"""
-    path = tmp_path / "a.txt"
-    path.write_bytes(b"caf\xe9\n")
-    call("Read", file_path=str(path))
-    modify_externally(path, b"caf\xe8\n")  # both decode to "caf\ufffd"
-    assert_done(call("Write", file_path=str(path), content="cafe\n"))
-    assert path.read_bytes() == b"cafe\n"
-
-
-def test_touched_file_with_identical_text_is_not_stale(tmp_path: Path, call: Call) -> None:
     """SPEC: STATE-STALE-1, STATE-STALE-2"""
     path = tmp_path / "a.txt"
     path.write_bytes(b"same\n")
     call("Read", file_path=str(path))
     touch_forward(path)
-    assert_done(call("Write", file_path=str(path), content="new\n"))
-    assert path.read_bytes() == b"new\n"
+    with unchanged():
+        response = call("Write", file_path=str(path), content="new\n")
+    assert_refused(response, stage="validate", code=3, name="FileModifiedSinceReadError")
 
 
 def test_file_changed_between_validate_and_call_is_not_overwritten(
@@ -258,13 +246,26 @@ def test_file_created_between_validate_and_call_is_not_overwritten(
 # --- content, line endings, encodings -------------------------------------------------
 
 
-def test_content_is_written_verbatim(tmp_path: Path, call: Call) -> None:
+def test_content_is_written_verbatim_but_for_trailing_whitespace(
+    tmp_path: Path, call: Call
+) -> None:
     """SPEC: WRITE-CONTENT-1"""
     path = tmp_path / "a.py"
     path.write_bytes(b"old\n")
-    text = "x = 1   \n\ty = 'it\u2019s'\t\n\n<fnr> \"q\"  "
-    assert_done(read_then_write(call, path, text))
-    assert path.read_bytes() == text.encode()
+    text = "x = 1   \n\ty = 'it\u2019s'\t\r\n\n<fnr> \"q\"  "
+    done = read_then_write(call, path, text)
+    assert_done(done)
+    stripped = "x = 1\n\ty = 'it\u2019s'\r\n\n<fnr> \"q\""
+    assert path.read_bytes() == stripped.encode()
+    assert done["outcome"]["output"]["content"] == stripped
+
+
+@pytest.mark.parametrize("name", ["notes.md", "NOTES.MD", "page.mdx"])
+def test_markdown_keeps_trailing_whitespace(tmp_path: Path, call: Call, name: str) -> None:
+    """SPEC: WRITE-CONTENT-1"""
+    path = tmp_path / name
+    assert_done(call("Write", file_path=str(path), content="a  \nb\t\n"))
+    assert path.read_bytes() == b"a  \nb\t\n"
 
 
 def test_crlf_file_replaced_with_lf_content_becomes_lf(tmp_path: Path, call: Call) -> None:
@@ -283,20 +284,22 @@ def test_crlf_inside_content_is_kept(tmp_path: Path, call: Call) -> None:
     assert path.read_bytes() == b"one\r\ntwo\r\nthree\n"
 
 
-def test_utf8_byte_order_mark_is_kept(tmp_path: Path, call: Call) -> None:
+def test_utf8_byte_order_mark_is_dropped(tmp_path: Path, call: Call) -> None:
     """SPEC: WRITE-ENC-1, TEXT-ENC-1"""
     path = tmp_path / "bom.txt"
     path.write_bytes(b"\xef\xbb\xbfold\n")
     assert_done(read_then_write(call, path, "n\u00e9w\n"))
-    assert path.read_bytes() == b"\xef\xbb\xbf" + "n\u00e9w\n".encode()
+    assert path.read_bytes() == "n\u00e9w\n".encode()
 
 
-def test_utf16le_file_is_written_back_in_utf16le_with_its_mark(tmp_path: Path, call: Call) -> None:
+def test_utf16le_file_is_written_back_in_utf16le_without_its_mark(
+    tmp_path: Path, call: Call
+) -> None:
     """SPEC: WRITE-ENC-1, TEXT-ENC-1"""
     path = tmp_path / "wide.txt"
     path.write_bytes(b"\xff\xfe" + "old\r\n".encode("utf-16-le"))
     assert_done(read_then_write(call, path, "n\u00e9w\n"))
-    assert path.read_bytes() == b"\xff\xfe" + "n\u00e9w\n".encode("utf-16-le")
+    assert path.read_bytes() == "n\u00e9w\n".encode("utf-16-le")
 
 
 # --- atomic replacement ---------------------------------------------------------------
