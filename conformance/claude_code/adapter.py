@@ -80,6 +80,7 @@ UNREPORTED: Final = (
     "events.tool_end",
     "events.hook",
     "events.progress",
+    "events.file_changed",
     "events.permission_request.reason",
     "outcome.permission",
     "outcome.persisted_path",

@@ -25,8 +25,10 @@ Anything else cannot be given to the CLI without changing the machine or
 guessing, so ``plan`` refuses it with ``Unmappable`` and the scenario is not
 applicable: ``policySettings`` (a managed file under ``/etc``), ``command``
 (a source only a running interactive session has), a ``session`` mode, ask
-rule or hooks, and in ``cliArg`` an ``ask`` list or hooks (no flag carries
-them).
+rule or hooks, in ``cliArg`` an ``ask`` list or hooks (no flag carries
+them), and the keys Claude Code reads from GrowthBook flags rather than
+settings files (``fileReadMaxOutputTokens``, ``readDedupKillswitch``: 2.1.88
+ignored them in settings.json).
 
 The Probe test tool is served as two MCP tools (``mcp_server``), so a rule or
 hook matcher naming ``Probe`` is written for both of their names.
@@ -63,6 +65,8 @@ _UNMAPPABLE = {
     "policySettings": "managed policy settings live in a system file under /etc",
     "command": "command settings exist only inside an interactive session",
 }
+_FLAG_KEYS = frozenset({"fileReadMaxOutputTokens", "readDedupKillswitch"})
+"""Settings keys of protocol v1 that Claude Code takes from its feature flags, not from files."""
 _PROBE_RULE = re.compile(r"^Probe(?=$|\()")
 
 
@@ -129,6 +133,12 @@ def plan(
             continue
         if source in _UNMAPPABLE:
             raise Unmappable(f"settings source {source}: {_UNMAPPABLE[source]}")
+        flags = sorted(set(value) & _FLAG_KEYS)
+        if flags:
+            raise Unmappable(
+                f"settings source {source}: {', '.join(flags)} is a GrowthBook flag in Claude "
+                "Code (seed 000), which no settings file sets"
+            )
         if source in _FILES:
             base, relative = _FILES[source]
             directory = {"config": config, "cwd": cwd}[base]

@@ -90,6 +90,8 @@ def test_flag_and_cli_sources_become_flags(tmp_path: Path) -> None:
         {"cliArg": {"hooks": {"PreToolUse": []}, "permissions": {}}},
         {"cliArg": {"permissions": {"ask": ["Read"]}}},
         {"cliArg": {"env": {"A": "1"}}},
+        {"userSettings": {"fileReadMaxOutputTokens": 100}},
+        {"projectSettings": {"readDedupKillswitch": True}},
     ],
 )
 def test_what_has_no_counterpart_is_unmappable(settings: dict[str, Any], tmp_path: Path) -> None:
