@@ -70,10 +70,10 @@ def _describe(benchmark: BenchmarkFixture, kind: str, size: int) -> None:
 @EVERY_KIND
 @GATE_SIZES
 def test_estimate(benchmark: BenchmarkFixture, kind: str, size: int) -> None:
-    """TOK-ESTIMATE-1: ceil(code points / 4), no tokenizer."""
+    """TOK-ESTIMATE-1: UTF-16 units // 4, no tokenizer."""
     text = _text(kind, size)
     _describe(benchmark, kind, size)
-    assert benchmark(tokens.estimate, text) == -(-len(text) // 4)
+    assert benchmark(tokens.estimate, text) == len(text.encode("utf-16-le")) // 8
 
 
 @EVERY_KIND

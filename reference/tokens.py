@@ -16,7 +16,6 @@ total passes the cap.
 from __future__ import annotations
 
 import functools
-import math
 import re
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -39,8 +38,13 @@ def _encoder() -> _Encoder:
 
 
 def estimate(text: str) -> int:
-    """TOK-ESTIMATE-1: ceil(code points / 4); no tokenizer, no I/O."""
-    return math.ceil(len(text) / 4)
+    """TOK-ESTIMATE-1: UTF-16 code units // 4; no tokenizer, no I/O.
+
+    A code point outside the BMP is two units; ASCII text is checked in C
+    without encoding it.
+    """
+    units = len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
+    return units // 4
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

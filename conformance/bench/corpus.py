@@ -1,6 +1,6 @@
 """A reproducible corpus of realistic text files for the token gate benchmarks.
 
-The token gate (SPEC.md section 10) estimates first, as code points / 4, and
+The token gate (SPEC.md section 10) estimates first, as UTF-16 units / 4, and
 counts exactly with ``cl100k_base`` only when needed. How good that estimate is,
 and how much the exact count costs, depend on what the text is made of, so the
 corpus has one kind per family of files whose tokens-per-character differ:

@@ -37,15 +37,17 @@ def many_lines(n: int) -> str:
     ("sample", "expected"),
     [
         ("", 0),
-        ("a", 1),
+        ("a", 0),
         ("abcd", 1),
-        ("abcde", 2),
-        ("\u4e2d\u6587\u4e2d\u6587\u4e2d", 2),
-        ("\U0001f600", 1),
-        ("12345678", 2),
+        ("abcde", 1),
+        ("abcdefgh", 2),
+        ("\u4e2d\u6587\u4e2d\u6587\u4e2d", 1),
+        ("\U0001f600", 0),
+        ("\U0001f600\U0001f600", 1),
+        ("\ud800abc", 1),
     ],
 )
-def test_estimate_is_ceil_of_code_points_over_four(sample: str, expected: int) -> None:
+def test_estimate_is_utf16_units_over_four_rounded_down(sample: str, expected: int) -> None:
     """SPEC: TOK-ESTIMATE-1"""
     assert tokens.estimate(sample) == expected
 
@@ -57,7 +59,7 @@ def test_estimate_calls_no_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("tokenizer loaded")
 
     monkeypatch.setattr(tokens, "_encoder", no_encoder)
-    assert tokens.estimate("x" * 1001) == 251
+    assert tokens.estimate("x" * 1001) == 250
 
 
 @pytest.mark.parametrize(
@@ -156,7 +158,7 @@ def test_stage_one_passes_at_a_quarter_of_the_cap_without_an_exact_count(
 
 def test_stage_two_decides_by_the_exact_count() -> None:
     """SPEC: TOK-GATE-1"""
-    sample = "x" * 401  # estimate 101 > 400 / 4, but only a few tokens
+    sample = "x" * 404  # estimate 101 > 400 / 4, but only a few tokens
     decision = tokens.gate(sample, 400)
     assert decision.exact is not None
     assert (decision.passed, decision.exact.tokens) == (True, whole(sample))
