@@ -62,7 +62,7 @@ MAX_TIMEOUT_ENV: Final = "BASH_MAX_TIMEOUT_MS"
 MAINTAIN_CWD_ENV: Final = "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR"
 NO_BACKGROUND_ENV: Final = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"
 MAX_RESULT_CHARS: Final = 30_000  # TOOL-PROPS-1, BASH-RESULT-1
-NO_OUTPUT: Final = "Tool ran without output or errors"  # BASH-RESULT-1
+NO_OUTPUT: Final = "(Bash completed with no output)"  # BASH-RESULT-1
 FAILURE_OUTPUT_LIMIT: Final = 10_000  # BASH-FAIL-2
 FAILURE_OUTPUT_KEEP: Final = 5_000
 PROGRESS_INTERVAL_S: Final = 0.5  # BASH-PROGRESS-1
@@ -332,7 +332,7 @@ def call(inp: BashInput, ctx: ToolUseContext) -> ToolResult:
         raise errors.ShellError("\n".join(lines))
     return ToolResult(  # BASH-RESULT-1
         {
-            "stdout": output,
+            "stdout": output.lstrip("\n").rstrip(),
             "stderr": reset_line,
             "exitCode": code,
             "interrupted": False,

@@ -178,7 +178,7 @@ def test_output_and_errors_are_one_stream_in_order(call: Call) -> None:
 
 def test_stdin_is_dev_null_and_the_shell_leads_its_own_group(call: Call) -> None:
     """SPEC: BASH-EXEC-1"""
-    assert content(call("Bash", command="cat")) == "Tool ran without output or errors"
+    assert content(call("Bash", command="cat")) == "(Bash completed with no output)"
     assert content(call("Bash", command="kill -0 -$$ && echo own-group")) == "own-group"
 
 
@@ -294,7 +294,7 @@ def test_additional_directories_count_as_inside(begin: Begin, tmp_path: Path) ->
     root.mkdir()
     settings = {"userSettings": {"permissions": {"additionalDirectories": [str(extra)]}}}
     call = caller(begin(root=str(root), settings=settings))
-    assert content(call("Bash", command=f"cd {extra}")) == "Tool ran without output or errors"
+    assert content(call("Bash", command=f"cd {extra}")) == "(Bash completed with no output)"
     assert content(call("Bash", command="pwd")) == str(extra)
 
 
@@ -304,7 +304,7 @@ def test_maintain_project_working_dir_keeps_the_cwd(begin: Begin, tmp_path: Path
     call = caller(begin(env={"CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR": "1"}))
     assert_done(call("Bash", command="cd sub"))
     assert content(call("Bash", command="pwd")) == str(tmp_path)
-    assert content(call("Bash", command="cd /")) == "Tool ran without output or errors"
+    assert content(call("Bash", command="cd /")) == "(Bash completed with no output)"
 
 
 def test_failure_keeps_the_cwd_and_reports_the_reset_line(call: Call, tmp_path: Path) -> None:
@@ -468,12 +468,12 @@ def test_bash_rules_allow_deny_and_ask(begin: Begin, tmp_path: Path) -> None:
 # -- BASH-RESULT-1, BASH-EXIT-1, BASH-FAIL-1/2 -------------------------------------------
 
 
-def test_result_text_drops_trailing_newlines_only(call: Call) -> None:
+def test_result_text_drops_leading_newlines_and_trailing_whitespace(call: Call) -> None:
     """SPEC: BASH-RESULT-1"""
-    response = call("Bash", command="printf '  a\\n\\nb  \\n\\n\\n'")
-    assert content(response) == "  a\n\nb  "
-    assert assert_done(response)["stdout"] == "  a\n\nb  "
-    assert content(call("Bash", command="true")) == "Tool ran without output or errors"
+    response = call("Bash", command="printf '\\n\\n  a\\n\\nb  \\n\\n\\n'")
+    assert content(response) == "  a\n\nb"
+    assert assert_done(response)["stdout"] == "  a\n\nb"
+    assert content(call("Bash", command="true")) == "(Bash completed with no output)"
 
 
 def test_large_output_is_persisted_with_a_preview(call: Call, session_dir: Path) -> None:
@@ -520,7 +520,7 @@ def test_exit_one_of_grep_succeeds_other_codes_fail(call: Call, tmp_path: Path) 
     """SPEC: BASH-EXIT-1, BASH-FAIL-1, BASH-RESULT-1, ERR-CODE-2"""
     (tmp_path / "a.txt").write_text("alpha\n")
     found = call("Bash", command="grep beta a.txt")
-    assert content(found) == "Tool ran without output or errors"
+    assert content(found) == "(Bash completed with no output)"
     assert assert_done(found)["exitCode"] == 1
     assert_done(call("Bash", command="diff a.txt /dev/null > /dev/null"))
     failed = call("Bash", command="grep beta missing.txt")  # exit 2
@@ -860,7 +860,7 @@ def test_adapter_eof_ends_the_session_and_its_tasks(tmp_path: Path, pids: list[i
 def test_tool_module_constants_match_the_spec() -> None:
     """SPEC: BASH-TIMEOUT-1, BASH-RESULT-1, BASH-TASKSTOP-1"""
     assert (bash.DEFAULT_TIMEOUT_MS, bash.MAX_TIMEOUT_MS) == (120_000, 600_000)
-    assert bash.NO_OUTPUT == "Tool ran without output or errors"
+    assert bash.NO_OUTPUT == "(Bash completed with no output)"
     assert tasks.STOP_GRACE_S == 2.0
 
 
