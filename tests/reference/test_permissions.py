@@ -790,7 +790,8 @@ def test_working_directories_check_takes_any_path_getter(world: World) -> None:
         "sub/.claude/settings.json",
         ".vscode/settings.json",
         ".idea/x.xml",
-        ".husky/pre-commit",
+        ".GIT/config",
+        ".Bashrc",
         ".bashrc",
         "x/.bash_profile",
         ".bash_login",
@@ -818,7 +819,7 @@ def test_protected_paths_ask_in_every_mode(world: World, relative: str) -> None:
         assert world.asked() == "safety"
 
 
-@pytest.mark.parametrize("relative", [".gitignore", ".github/x.yml", "git/config", ".bashrc.d/x"])
+@pytest.mark.parametrize("relative", [".gitignore", ".github/x.yml", "git/config", ".bashrc.d/x", ".husky/pre-commit"])
 def test_similar_names_are_not_protected(world: World, relative: str) -> None:
     """SPEC: PERM-SAFETY-1"""
     session = world.session(mode="bypassPermissions")
