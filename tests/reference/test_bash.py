@@ -370,6 +370,12 @@ def test_relative_rules_and_working_directories_keep_the_original_cwd(
         ("ls 2>&1 >/dev/null", True),
         ("echo $(rm -rf x)", False),
         ("FOO=1 ls", False),
+        ("diff a b; du -s .; sort a | cut -c1; jq . a; md5sum a; test -f a", True),
+        ("sort -o out.txt a", False),
+        ("tree -o out.txt", False),
+        ("printf hi", False),
+        ("awk '{print}' a", False),
+        ("cd sub", False),
     ],
 )
 def test_read_only_and_concurrency_safe_exactly_for_read_only_commands(
@@ -421,6 +427,21 @@ def test_read_only_command_needs_no_prompt_others_ask(begin: Begin, tmp_path: Pa
     assert_denied(refused)
     assert asked(refused)
     assert not (tmp_path / "b.txt").exists()
+
+
+def test_cd_inside_the_working_directories_needs_no_prompt(begin: Begin, tmp_path: Path) -> None:
+    """SPEC: BASH-PERM-1, PERM-DIRS-1"""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.txt").write_text("x\n")
+    call = caller(begin(prompt="deny"))
+    response = call("Bash", command="cd sub && ls")
+    assert content(response) == "x.txt"
+    assert response["outcome"]["permission"]["reason"] == "tool"
+    assert not asked(response)
+    refused = call("Bash", command="cd /")
+    assert_denied(refused)
+    assert asked(refused)
+    assert_denied(call("Bash", command="cd sub > out.txt"))
 
 
 def test_read_deny_rule_makes_cat_ask(begin: Begin, tmp_path: Path) -> None:
