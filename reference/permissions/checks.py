@@ -61,9 +61,7 @@ def check_bash_permissions(inp: Any, ctx: ToolUseContext) -> PermissionCheck:
         if bash_rules.is_read_only_part(part, denied):
             return True
         target = bash_rules.cd_target(part)  # BASH-PERM-1: cd inside the working directories
-        return target is not None and is_inside_working_directories(
-            ctx.expand(target), ctx.session
-        )
+        return target is not None and is_inside_working_directories(ctx.expand(target), ctx.session)
 
     parts = bash_rules.split_command(command) if isinstance(command, str) else None
     if parts and all(allowed(part) for part in parts):

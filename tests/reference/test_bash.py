@@ -375,7 +375,6 @@ def test_relative_rules_and_working_directories_keep_the_original_cwd(
         ("tree -o out.txt", False),
         ("printf hi", False),
         ("awk '{print}' a", False),
-        ("cd sub", False),
     ],
 )
 def test_read_only_and_concurrency_safe_exactly_for_read_only_commands(

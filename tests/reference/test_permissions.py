@@ -819,7 +819,9 @@ def test_protected_paths_ask_in_every_mode(world: World, relative: str) -> None:
         assert world.asked() == "safety"
 
 
-@pytest.mark.parametrize("relative", [".gitignore", ".github/x.yml", "git/config", ".bashrc.d/x", ".husky/pre-commit"])
+@pytest.mark.parametrize(
+    "relative", [".gitignore", ".github/x.yml", "git/config", ".bashrc.d/x", ".husky/pre-commit"]
+)
 def test_similar_names_are_not_protected(world: World, relative: str) -> None:
     """SPEC: PERM-SAFETY-1"""
     session = world.session(mode="bypassPermissions")
