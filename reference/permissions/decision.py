@@ -318,14 +318,6 @@ def _mode_step(
         ):
             return _allow("mode")
         return None
-    if mode == "plan":  # PERM-MODE-3
-        if is_read_only(tool, parsed_input):
-            return None
-        return _deny(
-            "mode",
-            f"Permission to use {tool.name} has been denied because the session is in "
-            "plan mode, which allows no changes.",
-        )
     if mode == "auto":  # PERM-CLASSIFIER-1
         verdict = classifier.classify(tool=tool, parsed_input=parsed_input, ctx=call.ctx)
         if verdict == "allow":
@@ -335,7 +327,7 @@ def _mode_step(
                 "classifier",
                 f"Permission to use {tool.name} has been denied by the auto mode classifier.",
             )
-    return None  # PERM-MODE-1 default, PERM-MODE-5 dontAsk: nothing at step 6
+    return None  # PERM-MODE-1 default, PERM-MODE-3 plan, PERM-MODE-5 dontAsk: nothing here
 
 
 def decide(
