@@ -95,8 +95,6 @@ def is_read_only(inp: BashInput) -> bool:
 
 def validate_input(inp: BashInput, ctx: ToolUseContext) -> None:
     """BASH-VALIDATE-1: the table of section 17.4, in order."""
-    if not inp.command.strip():
-        raise errors.EmptyCommandError("Command must not be empty.")
     if "\x00" in inp.command:
         raise errors.InvalidCommandError("Command must not contain NUL characters.")
     if inp.run_in_background and ctx.session.env.get(NO_BACKGROUND_ENV) == "1":
@@ -403,7 +401,6 @@ BASH_TOOL: Final[Tool[BashInput]] = build_tool(
         "output. The working directory carries over between calls; nothing else does."
     ),
     error_codes={
-        errors.EmptyCommandError: 1,
         errors.InvalidCommandError: 2,
         errors.BackgroundTasksDisabledError: 3,
     },

@@ -142,12 +142,10 @@ def caller(engine: Engine) -> Call:
 @pytest.mark.parametrize(
     ("tool_input", "code", "name", "text"),
     [
-        ({"command": ""}, 1, "EmptyCommandError", "Command must not be empty."),
-        ({"command": " \t\n"}, 1, "EmptyCommandError", "Command must not be empty."),
         ({"command": "echo a\x00b"}, 2, "InvalidCommandError", "Command must not contain NUL"),
     ],
 )
-def test_validate_refuses_empty_and_nul_commands(
+def test_validate_refuses_nul_commands(
     call: Call, tool_input: dict[str, Any], code: int, name: str, text: str
 ) -> None:
     """SPEC: BASH-VALIDATE-1, ERR-CODE-1"""
@@ -162,9 +160,15 @@ def test_background_refused_when_disabled_and_checks_keep_their_order(begin: Beg
     response = call("Bash", command="echo hi", run_in_background=True)
     assert_refused(response, stage="validate", code=3, name="BackgroundTasksDisabledError")
     assert error(response) == "Background tasks are disabled in this session."
-    empty = call("Bash", command=" ", run_in_background=True)
-    assert_refused(empty, stage="validate", code=1, name="EmptyCommandError")
+    blank = call("Bash", command=" ", run_in_background=True)
+    assert_refused(blank, stage="validate", code=3, name="BackgroundTasksDisabledError")
     assert_done(call("Bash", command="echo foreground"))
+
+
+def test_an_empty_command_runs_and_prints_nothing(call: Call) -> None:
+    """SPEC: BASH-VALIDATE-1, BASH-RESULT-1"""
+    for command in ("", " \t\n "):
+        assert content(call("Bash", command=command)) == "(Bash completed with no output)"
 
 
 # -- BASH-EXEC-1, BASH-ENV-1 -------------------------------------------------------
