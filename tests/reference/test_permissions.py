@@ -457,7 +457,7 @@ def test_tilde_in_the_input_is_expanded_before_matching(world: World) -> None:
         ("Read(src/[ab].py)", "src/c.py", False),
         ("Read(build)", "x/build/out.o", True),  # a matched directory covers its contents
         ("Read(secrets/**)", "app/secrets/k", True),  # deny NAME/** at any depth
-        ("Read(SECRET)", "secret", False),  # case-sensitive
+        ("Read(SECRET)", "secret", True),  # case is ignored
     ],
 )
 def test_path_specifiers_are_gitignore_patterns(
