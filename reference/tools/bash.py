@@ -262,8 +262,8 @@ def run_foreground(
 
 
 def _with_cwd_trap(command: str, cwd_file: str) -> str:
-    """The script: an EXIT trap recording ``pwd -L`` (BASH-CWD-1), then the command."""
-    action = f"pwd -L >| {shlex.quote(cwd_file)} 2>/dev/null"
+    """The script: an EXIT trap recording ``pwd -P`` (BASH-CWD-1), then the command."""
+    action = f"pwd -P >| {shlex.quote(cwd_file)} 2>/dev/null"
     return f"trap {shlex.quote(action)} EXIT; {command}"
 
 

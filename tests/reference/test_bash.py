@@ -279,13 +279,13 @@ def test_reset_goes_to_the_original_cwd_not_the_root(begin: Begin, tmp_path: Pat
     assert content(call("Bash", command="pwd")) == str(tmp_path / "a")
 
 
-def test_cwd_is_the_logical_path_and_inside_uses_resolved_paths(call: Call, tmp_path: Path) -> None:
+def test_cwd_is_the_physical_path_inside_uses_resolved_paths(call: Call, tmp_path: Path) -> None:
     """SPEC: BASH-CWD-1, PERM-DIRS-1"""
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
     (tmp_path / "out").symlink_to("/")
     assert_done(call("Bash", command="cd link"))
-    assert content(call("Bash", command="pwd")) == str(tmp_path / "link")
+    assert content(call("Bash", command="pwd")) == str(tmp_path / "real")
     assert content(call("Bash", command="cd ../out")) == f"Shell cwd was reset to {tmp_path}"
     assert content(call("Bash", command="pwd")) == str(tmp_path)
 
