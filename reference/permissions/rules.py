@@ -114,12 +114,16 @@ def anchored_pattern(
 def path_matches(
     specifier: str, path: str, *, root: str, cwd: str, home: str, behavior: Behavior = "deny"
 ) -> bool:
-    """Whether the absolute ``path`` (or a directory above it) matches the specifier."""
-    pattern = glob_to_regex(
+    """Whether the absolute ``path`` (or a directory above it) matches the specifier.
+
+    PERM-PATH-2: the match ignores case.
+    """
+    glob = glob_to_regex(
         anchored_pattern(
             specifier.rstrip("/") or "/", root=root, cwd=cwd, home=home, behavior=behavior
         )
     )
+    pattern = re.compile(glob.pattern, glob.flags | re.IGNORECASE)
     candidate = path
     while True:
         if pattern.match(candidate):

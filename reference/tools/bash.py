@@ -62,7 +62,7 @@ MAX_TIMEOUT_ENV: Final = "BASH_MAX_TIMEOUT_MS"
 MAINTAIN_CWD_ENV: Final = "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR"
 NO_BACKGROUND_ENV: Final = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"
 MAX_RESULT_CHARS: Final = 30_000  # TOOL-PROPS-1, BASH-RESULT-1
-NO_OUTPUT: Final = "Tool ran without output or errors"  # BASH-RESULT-1
+NO_OUTPUT: Final = "(Bash completed with no output)"  # BASH-RESULT-1
 FAILURE_OUTPUT_LIMIT: Final = 10_000  # BASH-FAIL-2
 FAILURE_OUTPUT_KEEP: Final = 5_000
 PROGRESS_INTERVAL_S: Final = 0.5  # BASH-PROGRESS-1
@@ -95,8 +95,6 @@ def is_read_only(inp: BashInput) -> bool:
 
 def validate_input(inp: BashInput, ctx: ToolUseContext) -> None:
     """BASH-VALIDATE-1: the table of section 17.4, in order."""
-    if not inp.command.strip():
-        raise errors.EmptyCommandError("Command must not be empty.")
     if "\x00" in inp.command:
         raise errors.InvalidCommandError("Command must not contain NUL characters.")
     if inp.run_in_background and ctx.session.env.get(NO_BACKGROUND_ENV) == "1":
@@ -264,8 +262,8 @@ def run_foreground(
 
 
 def _with_cwd_trap(command: str, cwd_file: str) -> str:
-    """The script: an EXIT trap recording ``pwd -L`` (BASH-CWD-1), then the command."""
-    action = f"pwd -L >| {shlex.quote(cwd_file)} 2>/dev/null"
+    """The script: an EXIT trap recording ``pwd -P`` (BASH-CWD-1), then the command."""
+    action = f"pwd -P >| {shlex.quote(cwd_file)} 2>/dev/null"
     return f"trap {shlex.quote(action)} EXIT; {command}"
 
 
@@ -332,7 +330,7 @@ def call(inp: BashInput, ctx: ToolUseContext) -> ToolResult:
         raise errors.ShellError("\n".join(lines))
     return ToolResult(  # BASH-RESULT-1
         {
-            "stdout": output,
+            "stdout": output.lstrip("\n").rstrip(),
             "stderr": reset_line,
             "exitCode": code,
             "interrupted": False,
@@ -403,7 +401,6 @@ BASH_TOOL: Final[Tool[BashInput]] = build_tool(
         "output. The working directory carries over between calls; nothing else does."
     ),
     error_codes={
-        errors.EmptyCommandError: 1,
         errors.InvalidCommandError: 2,
         errors.BackgroundTasksDisabledError: 3,
     },

@@ -142,12 +142,10 @@ def caller(engine: Engine) -> Call:
 @pytest.mark.parametrize(
     ("tool_input", "code", "name", "text"),
     [
-        ({"command": ""}, 1, "EmptyCommandError", "Command must not be empty."),
-        ({"command": " \t\n"}, 1, "EmptyCommandError", "Command must not be empty."),
         ({"command": "echo a\x00b"}, 2, "InvalidCommandError", "Command must not contain NUL"),
     ],
 )
-def test_validate_refuses_empty_and_nul_commands(
+def test_validate_refuses_nul_commands(
     call: Call, tool_input: dict[str, Any], code: int, name: str, text: str
 ) -> None:
     """SPEC: BASH-VALIDATE-1, ERR-CODE-1"""
@@ -162,9 +160,15 @@ def test_background_refused_when_disabled_and_checks_keep_their_order(begin: Beg
     response = call("Bash", command="echo hi", run_in_background=True)
     assert_refused(response, stage="validate", code=3, name="BackgroundTasksDisabledError")
     assert error(response) == "Background tasks are disabled in this session."
-    empty = call("Bash", command=" ", run_in_background=True)
-    assert_refused(empty, stage="validate", code=1, name="EmptyCommandError")
+    blank = call("Bash", command=" ", run_in_background=True)
+    assert_refused(blank, stage="validate", code=3, name="BackgroundTasksDisabledError")
     assert_done(call("Bash", command="echo foreground"))
+
+
+def test_an_empty_command_runs_and_prints_nothing(call: Call) -> None:
+    """SPEC: BASH-VALIDATE-1, BASH-RESULT-1"""
+    for command in ("", " \t\n "):
+        assert content(call("Bash", command=command)) == "(Bash completed with no output)"
 
 
 # -- BASH-EXEC-1, BASH-ENV-1 -------------------------------------------------------
@@ -178,7 +182,7 @@ def test_output_and_errors_are_one_stream_in_order(call: Call) -> None:
 
 def test_stdin_is_dev_null_and_the_shell_leads_its_own_group(call: Call) -> None:
     """SPEC: BASH-EXEC-1"""
-    assert content(call("Bash", command="cat")) == "Tool ran without output or errors"
+    assert content(call("Bash", command="cat")) == "(Bash completed with no output)"
     assert content(call("Bash", command="kill -0 -$$ && echo own-group")) == "own-group"
 
 
@@ -275,13 +279,13 @@ def test_reset_goes_to_the_original_cwd_not_the_root(begin: Begin, tmp_path: Pat
     assert content(call("Bash", command="pwd")) == str(tmp_path / "a")
 
 
-def test_cwd_is_the_logical_path_and_inside_uses_resolved_paths(call: Call, tmp_path: Path) -> None:
+def test_cwd_is_the_physical_path_inside_uses_resolved_paths(call: Call, tmp_path: Path) -> None:
     """SPEC: BASH-CWD-1, PERM-DIRS-1"""
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
     (tmp_path / "out").symlink_to("/")
     assert_done(call("Bash", command="cd link"))
-    assert content(call("Bash", command="pwd")) == str(tmp_path / "link")
+    assert content(call("Bash", command="pwd")) == str(tmp_path / "real")
     assert content(call("Bash", command="cd ../out")) == f"Shell cwd was reset to {tmp_path}"
     assert content(call("Bash", command="pwd")) == str(tmp_path)
 
@@ -294,7 +298,7 @@ def test_additional_directories_count_as_inside(begin: Begin, tmp_path: Path) ->
     root.mkdir()
     settings = {"userSettings": {"permissions": {"additionalDirectories": [str(extra)]}}}
     call = caller(begin(root=str(root), settings=settings))
-    assert content(call("Bash", command=f"cd {extra}")) == "Tool ran without output or errors"
+    assert content(call("Bash", command=f"cd {extra}")) == "(Bash completed with no output)"
     assert content(call("Bash", command="pwd")) == str(extra)
 
 
@@ -304,7 +308,7 @@ def test_maintain_project_working_dir_keeps_the_cwd(begin: Begin, tmp_path: Path
     call = caller(begin(env={"CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR": "1"}))
     assert_done(call("Bash", command="cd sub"))
     assert content(call("Bash", command="pwd")) == str(tmp_path)
-    assert content(call("Bash", command="cd /")) == "Tool ran without output or errors"
+    assert content(call("Bash", command="cd /")) == "(Bash completed with no output)"
 
 
 def test_failure_keeps_the_cwd_and_reports_the_reset_line(call: Call, tmp_path: Path) -> None:
@@ -370,6 +374,11 @@ def test_relative_rules_and_working_directories_keep_the_original_cwd(
         ("ls 2>&1 >/dev/null", True),
         ("echo $(rm -rf x)", False),
         ("FOO=1 ls", False),
+        ("diff a b; du -s .; sort a | cut -c1; jq . a; md5sum a; test -f a", True),
+        ("sort -o out.txt a", False),
+        ("tree -o out.txt", False),
+        ("printf hi", False),
+        ("awk '{print}' a", False),
     ],
 )
 def test_read_only_and_concurrency_safe_exactly_for_read_only_commands(
@@ -423,6 +432,21 @@ def test_read_only_command_needs_no_prompt_others_ask(begin: Begin, tmp_path: Pa
     assert not (tmp_path / "b.txt").exists()
 
 
+def test_cd_inside_the_working_directories_needs_no_prompt(begin: Begin, tmp_path: Path) -> None:
+    """SPEC: BASH-PERM-1, PERM-DIRS-1"""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.txt").write_text("x\n")
+    call = caller(begin(prompt="deny"))
+    response = call("Bash", command="cd sub && ls")
+    assert content(response) == "x.txt"
+    assert response["outcome"]["permission"]["reason"] == "tool"
+    assert not asked(response)
+    refused = call("Bash", command="cd /")
+    assert_denied(refused)
+    assert asked(refused)
+    assert_denied(call("Bash", command="cd sub > out.txt"))
+
+
 def test_read_deny_rule_makes_cat_ask(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-PERM-1, PERM-PATH-1"""
     (tmp_path / "secret.txt").write_text("s\n")
@@ -468,12 +492,12 @@ def test_bash_rules_allow_deny_and_ask(begin: Begin, tmp_path: Path) -> None:
 # -- BASH-RESULT-1, BASH-EXIT-1, BASH-FAIL-1/2 -------------------------------------------
 
 
-def test_result_text_drops_trailing_newlines_only(call: Call) -> None:
+def test_result_text_drops_leading_newlines_and_trailing_whitespace(call: Call) -> None:
     """SPEC: BASH-RESULT-1"""
-    response = call("Bash", command="printf '  a\\n\\nb  \\n\\n\\n'")
-    assert content(response) == "  a\n\nb  "
-    assert assert_done(response)["stdout"] == "  a\n\nb  "
-    assert content(call("Bash", command="true")) == "Tool ran without output or errors"
+    response = call("Bash", command="printf '\\n\\n  a\\n\\nb  \\n\\n\\n'")
+    assert content(response) == "  a\n\nb"
+    assert assert_done(response)["stdout"] == "  a\n\nb"
+    assert content(call("Bash", command="true")) == "(Bash completed with no output)"
 
 
 def test_large_output_is_persisted_with_a_preview(call: Call, session_dir: Path) -> None:
@@ -520,7 +544,7 @@ def test_exit_one_of_grep_succeeds_other_codes_fail(call: Call, tmp_path: Path) 
     """SPEC: BASH-EXIT-1, BASH-FAIL-1, BASH-RESULT-1, ERR-CODE-2"""
     (tmp_path / "a.txt").write_text("alpha\n")
     found = call("Bash", command="grep beta a.txt")
-    assert content(found) == "Tool ran without output or errors"
+    assert content(found) == "(Bash completed with no output)"
     assert assert_done(found)["exitCode"] == 1
     assert_done(call("Bash", command="diff a.txt /dev/null > /dev/null"))
     failed = call("Bash", command="grep beta missing.txt")  # exit 2
@@ -860,7 +884,7 @@ def test_adapter_eof_ends_the_session_and_its_tasks(tmp_path: Path, pids: list[i
 def test_tool_module_constants_match_the_spec() -> None:
     """SPEC: BASH-TIMEOUT-1, BASH-RESULT-1, BASH-TASKSTOP-1"""
     assert (bash.DEFAULT_TIMEOUT_MS, bash.MAX_TIMEOUT_MS) == (120_000, 600_000)
-    assert bash.NO_OUTPUT == "Tool ran without output or errors"
+    assert bash.NO_OUTPUT == "(Bash completed with no output)"
     assert tasks.STOP_GRACE_S == 2.0
 
 

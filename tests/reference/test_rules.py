@@ -199,11 +199,12 @@ def test_deny_rules_of_every_source_are_combined(tmp_path: Path, begin: Begin, c
         assert_refused(response, stage="validate", code=3, name="ReadDeniedError")
 
 
-def test_path_rules_are_case_sensitive(tmp_path: Path, begin: Begin, call: Call) -> None:
+def test_path_rules_ignore_case(tmp_path: Path, begin: Begin, call: Call) -> None:
     """SPEC: PERM-PATH-2"""
     deny(begin, "Read(SECRET.txt)")
     (tmp_path / "secret.txt").write_text("x\n")
-    assert_done(call("Read", file_path=str(tmp_path / "secret.txt")))
+    response = call("Read", file_path=str(tmp_path / "secret.txt"))
+    assert_refused(response, stage="validate", code=3, name="ReadDeniedError")
 
 
 def _link_tree(tmp_path: Path) -> dict[str, str]:
