@@ -117,28 +117,33 @@ def test_straight_quotes_match_curly_text_and_the_file_stays_curly(
     style=s.crlf_styles,
     data=st.data(),
 )
-def test_edit_keeps_line_endings_outside_and_takes_the_file_style_inside(
+def test_edit_writes_the_whole_file_in_its_majority_style(
     implementation: Implementation,
     parts: tuple[str, str, str],
     new: str,
     style: str,
     data: st.DataObject,
 ) -> None:
-    """A CRLF file edited with LF strings stays CRLF; a lone LF stays lone.
+    """The edit is made on the LF text; a CRLF file comes out all CRLF, an LF one all LF.
 
+    A CRLF ``old_string`` never matches (strings are taken as given).
     SPEC: EDIT-EOL-1, EDIT-MATCH-1, TEXT-EOL-1.
     """
     prefix, core, suffix = (data.draw(s.with_line_endings(p, style)) for p in parts)
     old_string, new_string = core.replace("\r\n", "\n"), new
-    if data.draw(st.booleans(), label="send old_string and new_string with CRLF"):
-        old_string, new_string = (t.replace("\n", "\r\n") for t in (old_string, new_string))
     assume(old_string != new_string)
     original = prefix + core + suffix
-    newline = "\r\n" if is_crlf(original) else "\n"
+    crlf = is_crlf(original)
     with implementation.session() as session:
+        if "\n" in old_string and data.draw(st.booleans(), label="send old_string with CRLF"):
+            refused = read_then_edit(
+                session, original, old_string=old_string.replace("\n", "\r\n"), new_string=new
+            )
+            assert not refused.done, "a CRLF old_string matched"
+            assert on_disk(session) == original
+            return
         result = read_then_edit(session, original, old_string=old_string, new_string=new_string)
         assert result.done, str(result)
         after = on_disk(session)
-    assert after == prefix + new.replace("\n", newline) + suffix
-    if style == "crlf" and "\r\n" in original:
-        assert after.count("\n") == after.count("\r\n"), f"a lone LF in {after!r}"
+    lf_result = original.replace("\r\n", "\n").replace(old_string, new_string, 1)
+    assert after == (lf_result.replace("\n", "\r\n") if crlf else lf_result)
