@@ -197,6 +197,7 @@ class ClaudeCodeAdapter:
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "LANG": "C.UTF-8",
             "SHELL": shutil.which("bash") or "/bin/bash",
+            "PWD": cwd,
             "TMPDIR": str(self._work),
             **env,
             "HOME": home,

@@ -177,6 +177,9 @@ def _prompt(arguments: Mapping[str, Any], answer: str, log: str) -> dict[str, An
         "tool_name": arguments.get("tool_name"),
         "input": arguments.get("input"),
         "answer": answer,
+        "asked": {
+            k: v for k, v in arguments.items() if k not in ("tool_name", "input", "tool_use_id")
+        },
     }
     with open(log, "a", encoding="utf-8") as sink:
         sink.write(json.dumps(record) + "\n")
