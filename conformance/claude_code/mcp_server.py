@@ -41,6 +41,7 @@ PROMPT_TOOL: Final = f"mcp__{SERVER_NAME}__prompt"
 PROBE_TOOLS: Final = (f"mcp__{SERVER_NAME}__probe", f"mcp__{SERVER_NAME}__probe_safe")
 """Probe as Claude Code names it: not concurrency-safe, and safe."""
 
+_RECORDED: Final = frozenset({"tool_name", "input", "tool_use_id"})
 _DENY_MESSAGE: Final = "The user denied this tool use (toolconf emulated prompt)."
 _PROBE_SCHEMA: Final = {
     "type": "object",
