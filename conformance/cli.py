@@ -57,6 +57,7 @@ from conformance.registry import (
     DEFAULT_SCENARIOS,
     DEFAULT_SPEC,
     DEFAULT_UNCITED,
+    load_reasons,
 )
 from conformance.reports import FORMATS, RunInfo, write_report
 from conformance.results import Outcome, ScenarioResult
@@ -156,6 +157,11 @@ def _parser() -> argparse.ArgumentParser:
         "reports", type=Path, nargs="+", help="JSON-lines reports of one implementation"
     )
     fidelity.add_argument("--jsonl", type=Path, help="also write the merged reports here")
+    fidelity.add_argument(
+        "--expected-failures",
+        type=Path,
+        help="say which behaviour disagreements this file's reasons (Decisions) account for",
+    )
     fidelity.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
     fidelity.add_argument("--output", default="-", help="Markdown file ('-': stdout)")
     fidelity.add_argument("--regenerate", default="", help="command that regenerates it")
@@ -479,7 +485,14 @@ def _fidelity(args: argparse.Namespace) -> int:
             write_jsonl(report, out)
     started = str(report.header.get("started", ""))[:10] or "unknown date"
     command = args.regenerate or f"toolconf run --impl {report.header.get('impl', '?')}"
-    page = fidelity_markdown(report, args.spec.read_text("utf-8"), command=command, date=started)
+    expected = None
+    if args.expected_failures:
+        expected, _, problems = load_reasons(args.expected_failures, "expected failures")
+        if problems:
+            raise ConformanceError("; ".join(str(p) for p in problems))
+    page = fidelity_markdown(
+        report, args.spec.read_text("utf-8"), command=command, date=started, expected=expected
+    )
     with _open_output(args.output) as out:
         out.write(page)
     return EXIT_OK

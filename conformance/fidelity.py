@@ -32,8 +32,10 @@ from conformance.registry import Requirement, parse_spec
 
 __all__ = [
     "LEVELS",
+    "Explained",
     "IdStatus",
     "Report",
+    "explain",
     "fidelity_markdown",
     "id_statuses",
     "load_report",
@@ -197,8 +199,49 @@ def _cell(counter: Counter[str]) -> str:
     return " / ".join(str(counter[k]) for k in (AGREES, DISAGREES, NOT_OBSERVABLE))
 
 
-def fidelity_markdown(report: Report, spec_text: str, *, command: str, date: str) -> str:
-    """The fidelity page: what was measured, the counts, one table per SPEC section."""
+@dataclass(frozen=True, slots=True)
+class Explained:
+    """Behaviour disagreements against an expected-failures file (reason per scenario id)."""
+
+    explained: dict[str, str]
+    """Scenarios failing on behaviour that the file lists, with its reason."""
+    unexplained: list[str]
+    """Scenarios failing on behaviour that the file does not list."""
+    stale: list[str]
+    """Listed scenarios that ran and held on behaviour."""
+
+
+def explain(report: Report, expected: Mapping[str, str]) -> Explained:
+    """Which behaviour disagreements of ``report`` the file's reasons account for."""
+    explained: dict[str, str] = {}
+    unexplained: list[str] = []
+    stale: list[str] = []
+    for result in report.results:
+        rid = str(result.get("id"))
+        behaviour = _level_verdicts(result)["behaviour"]
+        if behaviour == "fail":
+            if rid in expected:
+                explained[rid] = expected[rid]
+            else:
+                unexplained.append(rid)
+        elif behaviour == "pass" and rid in expected:
+            stale.append(rid)
+    return Explained(explained, sorted(unexplained), sorted(stale))
+
+
+def fidelity_markdown(
+    report: Report,
+    spec_text: str,
+    *,
+    command: str,
+    date: str,
+    expected: Mapping[str, str] | None = None,
+) -> str:
+    """The fidelity page: what was measured, the counts, one table per SPEC section.
+
+    With ``expected`` (an expected-failures file), the page also says which
+    behaviour disagreements its reasons account for and which nothing does.
+    """
     statuses = id_statuses(report, spec_text)
     counts = summarize(statuses)
     implementation = report.header.get("implementation") or {}
@@ -222,6 +265,22 @@ def fidelity_markdown(report: Report, spec_text: str, *, command: str, date: str
         *(f"| {level} | {_cell(counts[level])} |" for level in LEVELS),
         "",
     ]
+    if expected is not None:
+        accounted = explain(report, expected)
+        lines += [
+            f"Behaviour disagreements (scenarios): {len(accounted.explained)} kept by a Decision "
+            f"(the expected-failures file), {len(accounted.unexplained)} not explained by one, "
+            f"{len(accounted.stale)} listed but agreeing.",
+            "",
+        ]
+        if accounted.unexplained:
+            lines += [
+                "Not explained by a Decision: "
+                + ", ".join(f"`{i}`" for i in accounted.unexplained),
+                "",
+            ]
+        if accounted.stale:
+            lines += ["Listed but agreeing: " + ", ".join(f"`{i}`" for i in accounted.stale), ""]
     section = None
     for status in statuses:
         if status.section != section:
