@@ -13,7 +13,13 @@ from typing import Final, Literal, cast
 from reference.filestate import ReadFileState
 from reference.observer import Change, FileChangeObserver
 from reference.probeboard import ProbeBoard
-from reference.settings import PERMISSION_MODES, PermissionMode, Settings, positive_int
+from reference.settings import (
+    MODE_SOURCES,
+    PERMISSION_MODES,
+    PermissionMode,
+    Settings,
+    positive_int,
+)
 from reference.tasks import TaskBoard
 
 DEFAULT_MAX_READ_TOKENS: Final = 25_000
@@ -98,10 +104,11 @@ class Session:
     def permission_mode(self) -> PermissionMode:
         """PERM-SOURCE-1: the first valid ``permissions.defaultMode``, else ``default``.
 
-        Sources are tried in priority order; a value that is not one of the
+        Sources are tried in MODE_SOURCES order (the command line before the
+        settings files); a value that is not one of the
         modes of PERM-MODE-1 is ignored and the next source is tried.
         """
-        for _source, value in self.settings.permission_values("defaultMode"):
+        for _source, value in self.settings.permission_values("defaultMode", MODE_SOURCES):
             if isinstance(value, str) and value in PERMISSION_MODES:
                 return cast(PermissionMode, value)
         return "default"

@@ -25,6 +25,18 @@ SOURCES: Final = (
     "session",
 )
 
+MODE_SOURCES: Final = (
+    "policySettings",
+    "cliArg",
+    "flagSettings",
+    "localSettings",
+    "projectSettings",
+    "userSettings",
+    "command",
+    "session",
+)
+"""PERM-SOURCE-1: the order in which ``permissions.defaultMode`` is looked for."""
+
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto"]
 PERMISSION_MODES: Final[frozenset[str]] = frozenset(get_args(PermissionMode))  # PERM-MODE-1
 
@@ -56,12 +68,14 @@ class Settings:
                 return values[key]
         return None
 
-    def permission_values(self, key: str) -> Iterator[tuple[str, Any]]:
-        """``permissions.<key>`` of every source that sets it, sources in priority order.
+    def permission_values(
+        self, key: str, order: tuple[str, ...] = SOURCES
+    ) -> Iterator[tuple[str, Any]]:
+        """``permissions.<key>`` of every source that sets it, sources in ``order``.
 
         A ``permissions`` value that is not an object is ignored (PERM-SOURCE-1).
         """
-        for source in SOURCES:
+        for source in order:
             permissions = (self.by_source.get(source) or {}).get("permissions")
             if isinstance(permissions, Mapping) and key in permissions:
                 yield source, permissions[key]

@@ -374,6 +374,28 @@ def test_first_matching_rule_by_source_order_then_list_order_is_reported(world: 
             "bypassPermissions",
         ),
         ({"cliArg": {"permissions": {"defaultMode": "auto"}}}, "auto"),
+        (
+            {
+                "userSettings": {"permissions": {"defaultMode": "plan"}},
+                "localSettings": {"permissions": {"defaultMode": "dontAsk"}},
+                "cliArg": {"permissions": {"defaultMode": "acceptEdits"}},
+            },
+            "acceptEdits",
+        ),
+        (
+            {
+                "localSettings": {"permissions": {"defaultMode": "dontAsk"}},
+                "flagSettings": {"permissions": {"defaultMode": "acceptEdits"}},
+            },
+            "acceptEdits",
+        ),
+        (
+            {
+                "policySettings": {"permissions": {"defaultMode": "dontAsk"}},
+                "cliArg": {"permissions": {"defaultMode": "acceptEdits"}},
+            },
+            "dontAsk",
+        ),
     ],
 )
 def test_mode_is_the_first_valid_default_mode(
