@@ -33,6 +33,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final
 
+from reference.probeboard import ProbeBoard
+
 __all__ = ["PROBE_TOOLS", "PROMPT_TOOL", "SERVER_NAME", "main"]
 
 SERVER_NAME: Final = "toolconf"
@@ -41,6 +43,7 @@ PROMPT_TOOL: Final = f"mcp__{SERVER_NAME}__prompt"
 PROBE_TOOLS: Final = (f"mcp__{SERVER_NAME}__probe", f"mcp__{SERVER_NAME}__probe_safe")
 """Probe as Claude Code names it: not concurrency-safe, and safe."""
 
+_NEVER: Final = threading.Event()  # a Probe here is never aborted: the CLI just stops waiting
 _RECORDED: Final = frozenset({"tool_name", "input", "tool_use_id"})
 _DENY_MESSAGE: Final = "The user denied this tool use (toolconf emulated prompt)."
 _PROBE_SCHEMA: Final = {
@@ -115,51 +118,15 @@ def _text(text: str, *, is_error: bool = False) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": is_error}
 
 
-class _Board:
-    """The session's probes: who started, how many run, the most each saw at once."""
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._started: set[str] = set()
-        self._running: dict[int, int] = {}  # probe key -> largest running count it saw
-        self._keys = 0
-
-    def start(self, label: str) -> int:
-        with self._changed:
-            self._keys += 1
-            key = self._keys
-            self._started.add(label)
-            self._running[key] = 0
-            count = len(self._running)
-            for other in self._running:
-                self._running[other] = max(self._running[other], count)
-            self._changed.notify_all()
-            return key
-
-    def await_started(self, labels: list[str], timeout: float) -> list[str]:
-        """The labels still not started when the wait ended (empty: all started)."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                missing = [label for label in labels if label not in self._started]
-                left = deadline - time.monotonic()
-                if not missing or left <= 0:
-                    return missing
-                self._changed.wait(left)
-
-    def end(self, key: int) -> int:
-        with self._changed:
-            return self._running.pop(key)
-
-
-def _probe(arguments: Mapping[str, Any], board: _Board) -> dict[str, Any]:
+def _probe(arguments: Mapping[str, Any], board: ProbeBoard) -> dict[str, Any]:
+    """PROTO-PROBE-2 on the reference's own board; no context, so the trail is empty."""
     label = str(arguments.get("label", ""))
     key = board.start(label)
     try:
         waited = [str(x) for x in arguments.get("await_started") or []]
         if waited:
-            timeout = float(arguments.get("timeout_ms", 2000)) / 1000.0
-            missing = board.await_started(waited, timeout)
+            deadline = time.monotonic() + float(arguments.get("timeout_ms", 2000)) / 1000.0
+            missing = board.wait_started(waited, deadline, _NEVER)
             if missing:
                 return _text(
                     f"Probe {label} timed out waiting for: {', '.join(missing)}", is_error=True
@@ -196,7 +163,7 @@ class _Server:
         self.role = role
         self.answer = answer
         self.log = log
-        self.board = _Board()
+        self.board = ProbeBoard()
         self._out = threading.Lock()
 
     def send(self, reply: Mapping[str, Any]) -> None:

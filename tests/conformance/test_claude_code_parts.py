@@ -189,7 +189,13 @@ def test_the_emulated_user_answers_and_logs_every_question(tmp_path: Path) -> No
     decision = json.loads(replies[3]["result"]["content"][0]["text"])
     assert decision == {"behavior": "allow", "updatedInput": {"file_path": "/x"}}
     assert [json.loads(line) for line in log.read_text().splitlines()] == [
-        {"tool_use_id": "t1", "tool_name": "Write", "input": {"file_path": "/x"}, "answer": "allow"}
+        {
+            "tool_use_id": "t1",
+            "tool_name": "Write",
+            "input": {"file_path": "/x"},
+            "answer": "allow",
+            "asked": {},
+        }
     ]
 
 
