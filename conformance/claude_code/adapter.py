@@ -179,10 +179,14 @@ class ClaudeCodeAdapter:
         root = str(session["root"])
         cwd = str(session.get("cwd") or root)
         env = {str(k): str(v) for k, v in (session.get("env") or {}).items()}
-        home = str(session.get("home") or env.get("HOME") or tempfile.mkdtemp(prefix="cc-home-"))
         self._work = Path(tempfile.mkdtemp(prefix="toolconf-cc-"))
         config = self._work / "config"
         config.mkdir()
+        # without one, a home of the connector's own, removed with the session
+        home = str(session.get("home") or env.get("HOME") or "")
+        if not home:
+            home = str(self._work / "home")
+            Path(home).mkdir()
         cli = plan(
             session.get("settings") or {},
             root=root,
