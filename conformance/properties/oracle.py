@@ -8,6 +8,7 @@ strategies never form a desanitization key (TEXT-DESANITIZE-1: no ``<``, no
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Final
@@ -29,6 +30,7 @@ __all__ = [
     "read_view",
     "restore_quotes",
     "to_lf",
+    "written_text",
 ]
 
 DEFAULT_LIMIT: Final = 2000  # READ-RANGE-2
@@ -142,7 +144,16 @@ def restore_quotes(new_string: str, matched: str) -> str:
 
 
 def _strip_line_ends(text: str) -> str:
-    return "\n".join(line.rstrip(" \t") for line in text.split("\n"))
+    """EDIT-WS-1: spaces and tabs at each line's end go; a line's own ``\r`` stays."""
+    return "\n".join(
+        line[:-1].rstrip(" \t") + "\r" if line.endswith("\r") else line.rstrip(" \t")
+        for line in text.split("\n")
+    )
+
+
+def written_text(content: str, path: str) -> str:
+    """WRITE-CONTENT-1: what Write puts on disk for ``content`` (Markdown keeps line ends)."""
+    return content if path.lower().endswith((".md", ".mdx")) else _strip_line_ends(content)
 
 
 def _occurrences(haystack: str, needle: str) -> list[int]:
@@ -172,17 +183,17 @@ def edit_text(
 ) -> str | EditRefused:
     """The file's new text after an Edit of ``original``, or the refusal (code 8 or 9).
 
-    EDIT-MATCH-1, EDIT-QUOTE-1 (TEXT-QUOTE-2), EDIT-UNIQUE-1, EDIT-WS-1,
-    EDIT-EOL-1 and EDIT-CREATE-1 (an empty ``old_string``, only reached for an
-    empty file). The caller has already checked the earlier rows of the table.
+    EDIT-MATCH-1 (strings as given, matched in the LF text), EDIT-QUOTE-1
+    (TEXT-QUOTE-2), EDIT-UNIQUE-1, EDIT-WS-1, EDIT-EOL-1 (the whole result in
+    the file's style) and EDIT-CREATE-1 (an empty ``old_string``, only reached
+    for an empty file). The caller has already checked the earlier rows.
     """
-    old = to_lf(old_string)
-    new = to_lf(new_string)
+    old, new = old_string, new_string
     if not path.lower().endswith((".md", ".mdx")):
         new = _strip_line_ends(new)
     flat = to_lf(original)
     if old == "":
-        spans = [(0, len(flat), new)]
+        result = new
     else:
         starts = _occurrences(flat, old)
         normalized = not starts
@@ -192,27 +203,11 @@ def edit_text(
             return NOT_FOUND
         if len(starts) > 1 and not replace_all:
             return MULTIPLE
-        spans = [
-            (s, s + len(old), restore_quotes(new, flat[s : s + len(old)]) if normalized else new)
-            for s in starts
-        ]
-    return _splice_raw(original, spans)
-
-
-def _splice_raw(original: str, spans: list[tuple[int, int, str]]) -> str:
-    """EDIT-EOL-1: put LF-text spans into the original, keeping every byte outside them."""
-    raw_at: list[int] = []  # raw index of each LF index, then the end
-    i = 0
-    while i < len(original):
-        raw_at.append(i)
-        i += 2 if original.startswith("\r\n", i) else 1
-    raw_at.append(len(original))
-    newline = "\r\n" if is_crlf(original) else "\n"
-    out: list[str] = []
-    cursor = 0
-    for start, end, replacement in spans:
-        out.append(original[cursor : raw_at[start]])
-        out.append(replacement.replace("\n", newline))
-        cursor = raw_at[end]
-    out.append(original[cursor:])
-    return "".join(out)
+        pieces: list[str] = []
+        cursor = 0
+        for start in starts:
+            span = flat[start : start + len(old)]
+            pieces += [flat[cursor:start], restore_quotes(new, span) if normalized else new]
+            cursor = start + len(old)
+        result = "".join([*pieces, flat[cursor:]])
+    return re.sub(r"(?<!\r)\n", "\r\n", result) if is_crlf(original) else result

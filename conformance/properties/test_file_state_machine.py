@@ -40,6 +40,7 @@ from conformance.properties.oracle import (
     edit_text,
     read_view,
     to_lf,
+    written_text,
 )
 from conformance.sandbox import MIN_MTIME_STEP_NS
 
@@ -133,9 +134,9 @@ class FileToolsMachine(RuleBasedStateMachine):
         return str(self.session.path(path))
 
     def _stale(self, path: str) -> bool:
-        """STATE-STALE-1: mtime differs AND text differs."""
+        """STATE-STALE-1, first check: the file's mtime is later than the record's."""
         seen, disk = self.seen[path], self.disk[path]
-        return seen.mtime_ns != disk.mtime_ns and seen.text != disk.text
+        return disk.mtime_ns > seen.mtime_ns
 
     def _written(self, path: str, text: str, source: str) -> None:
         """After a successful Write or Edit: the bytes are ``text``; record per STATE-UPDATE-1."""
@@ -233,7 +234,7 @@ class FileToolsMachine(RuleBasedStateMachine):
                 )
                 return
         expect_done(result, "Write")
-        self._written(path, content, "write")
+        self._written(path, written_text(content, path), "write")
 
     @rule(
         path=st.sampled_from(s.PATHS),
@@ -254,7 +255,7 @@ class FileToolsMachine(RuleBasedStateMachine):
         EDIT-MATCH-1, EDIT-QUOTE-1, EDIT-UNIQUE-1, EDIT-WS-1, EDIT-EOL-1."""
         disk = self.disk.get(path)
         old_string = data.draw(s.old_strings(disk.text if disk else None), label="old_string")
-        if crlf_inputs:  # EDIT-MATCH-1: \r\n in old_string and new_string counts as \n
+        if crlf_inputs:  # EDIT-MATCH-1: the strings are taken as given, \r\n and all
             old_string = to_lf(old_string).replace("\n", "\r\n")
             new_string = to_lf(new_string).replace("\n", "\r\n")
         result = self.session.call(
@@ -295,8 +296,7 @@ class FileToolsMachine(RuleBasedStateMachine):
                 UNEXPECTEDLY_MODIFIED,
             )
             return
-        assert seen.text == disk.text, "model: a fresh record holds the file's text"
-        after = edit_text(seen.text, old_string, new_string, replace_all=replace_all, path=path)
+        after = edit_text(disk.text, old_string, new_string, replace_all=replace_all, path=path)
         if isinstance(after, EditRefused):
             expect_refused(result, "Edit", ("validate", after.code, after.name))
             return
