@@ -197,9 +197,9 @@ def _on_context(
     breaks=("READ-SIZE-1",),
 )
 def _no_size_gate(engine: MutantEngine) -> None:
-    # An offset of 1 shows the same lines, but the gate only looks at a whole-file read.
-    from_line_one = _on_input(lambda i: i.model_copy(update={"offset": i.offset or 1}))
-    wrap_tool(engine, "Read", "call", from_line_one)
+    # A limit of 2000 shows the same lines as none (READ-RANGE-2), and a limit lifts the gate.
+    bounded = _on_input(lambda i: i.model_copy(update={"limit": i.limit or 2000}))
+    wrap_tool(engine, "Read", "call", bounded)
 
 
 @session_fault(
