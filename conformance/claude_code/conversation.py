@@ -88,7 +88,7 @@ class Conversation:
         self._prompt_log.touch()
         self._prompt_seen = 0
         self._structured: dict[str, Any] = {}
-        self._seen_results: set[str] = set()
+        self._blocks: dict[str, dict[str, Any]] = {}  # tool_result blocks stream-json showed
         self._stdout_lock = threading.Condition()
         self._stderr: collections.deque[str] = collections.deque()
         self._other_stdout: collections.deque[str] = collections.deque(maxlen=8)
@@ -270,8 +270,7 @@ class Conversation:
                     for block in content:
                         if isinstance(block, dict) and block.get("type") == "tool_result":
                             tool_use_id = str(block.get("tool_use_id"))
-                            self._seen_results.add(tool_use_id)
-                            self._structured.setdefault(f"block:{tool_use_id}", _clean(block))
+                            self._blocks.setdefault(tool_use_id, _clean(block))
                             if "tool_use_result" in record:
                                 self._structured[tool_use_id] = record["tool_use_result"]
                     self._stdout_lock.notify_all()
@@ -286,7 +285,7 @@ class Conversation:
     def _await_stdout(self, ids: Sequence[str]) -> None:
         deadline = time.monotonic() + _STDOUT_GRACE
         with self._stdout_lock:
-            while not all(i in self._seen_results for i in ids):
+            while not all(i in self._blocks for i in ids):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return
@@ -295,9 +294,7 @@ class Conversation:
     def _results_from_stdout(self, ids: Sequence[str]) -> dict[str, dict[str, Any]] | None:
         self._await_stdout(ids)
         with self._stdout_lock:
-            found = {
-                i: self._structured[f"block:{i}"] for i in ids if f"block:{i}" in self._structured
-            }
+            found = {i: self._blocks[i] for i in ids if i in self._blocks}
         return found if len(found) == len(ids) else None
 
     def _structured_for(self, ids: Sequence[str]) -> dict[str, Any]:
