@@ -18,9 +18,11 @@ __all__ = [
     "DEFAULT_CODE",
     "DEFAULT_EXCLUDED",
     "DEFAULT_FEATURES",
+    "DEFAULT_FIXTURES",
     "DEFAULT_SCENARIOS",
     "DEFAULT_SPEC",
     "DEFAULT_UNCITED",
+    "PACKAGED_DATA",
     "Requirement",
     "load_reasons",
     "parse_spec",
@@ -28,10 +30,23 @@ __all__ = [
 ]
 
 _PACKAGE = Path(__file__).resolve().parent
+PACKAGED_DATA: Final = _PACKAGE / "_data"
+"""Where a built wheel carries the repository's ``SPEC.md`` and ``fixtures/``
+(copied there by ``setup.py`` at build time); absent in a source checkout."""
+
+
+def _shipped(name: str) -> Path:
+    """``name`` from the wheel's ``_data`` when installed, else from the repository root."""
+    packaged = PACKAGED_DATA / name
+    return packaged if packaged.exists() else _PACKAGE.parent / name
+
+
 DEFAULT_SCENARIOS: Final = _PACKAGE / "scenarios"
 DEFAULT_FEATURES: Final = _PACKAGE / "features.yaml"
 DEFAULT_EXCLUDED: Final = _PACKAGE / "excluded.yaml"
-DEFAULT_SPEC: Final = _PACKAGE.parent / "SPEC.md"
+DEFAULT_SPEC: Final = _shipped("SPEC.md")
+DEFAULT_FIXTURES: Final = _shipped("fixtures")
+"""The hook scripts, images, PDFs and notebooks ``{fixtures}`` expands to."""
 DEFAULT_UNCITED: Final = _PACKAGE / "uncited.yaml"
 DEFAULT_CODE: Final = _PACKAGE.parent / "reference"
 

@@ -37,15 +37,13 @@ from conformance.checks import BEHAVIOUR, LEVELS, Tally
 from conformance.connectors import Connector
 from conformance.errors import AdapterError, AdapterFailure, ConformanceError, ScenarioError
 from conformance.protocol import Hello, check_ok
+from conformance.registry import DEFAULT_FIXTURES
 from conformance.results import Outcome, ScenarioResult, level_counts
 from conformance.sandbox import Sandbox
 from conformance.scenario import Scenario
 from conformance.steps import Step, ToolUse, refused
 
 __all__ = ["DEFAULT_FIXTURES", "Runner", "run_scenario"]
-
-DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-"""The repository's ``fixtures/`` directory, the default ``{fixtures}``."""
 
 
 @dataclass(slots=True)
