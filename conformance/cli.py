@@ -5,6 +5,7 @@ Commands:
 - ``run [PATHS] [--impl I] [-k PATTERN] [--spec ID] ...``: run scenarios and report;
 - ``list [PATHS] [-k PATTERN] [--level L] [--spec ID]``: ids, levels, SPEC IDs, titles;
 - ``lint``: check the suite itself (``conformance.lint``);
+- ``summary REPORT...``: the totals of saved JSON-lines reports;
 - ``smoke --impl I``: hello, begin, end; say what the implementation is;
 - ``mutants [--only NAME] [--list] [--full] [--report markdown]``: every
   mutant against the scenarios citing the SPEC IDs it breaks, and the whole
@@ -47,7 +48,13 @@ from conformance.checks import LEVELS
 from conformance.connectors import ConnectorOptions, connect
 from conformance.console import Progress, describe_result, format_table, level_lines, summarize
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
-from conformance.fidelity import fidelity_markdown, load_report, merge_reports, write_jsonl
+from conformance.fidelity import (
+    fidelity_markdown,
+    load_report,
+    merge_reports,
+    spec_sections,
+    write_jsonl,
+)
 from conformance.lint import LintPaths, lint
 from conformance.protocol import check_ok
 from conformance.registry import (
@@ -112,9 +119,20 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--expected-failures", type=Path, metavar="FILE", help="YAML {scenario-id: reason}"
     )
-    run.add_argument("--report", choices=sorted(FORMATS), help="also write a report in this format")
     run.add_argument(
-        "--output", metavar="FILE", help="report file ('-' for stdout; default toolconf-report.EXT)"
+        "--report",
+        dest="reports",
+        action="append",
+        default=[],
+        type=_report_spec,
+        metavar="FORMAT[=PATH]",
+        help=f"also write a report: {', '.join(sorted(FORMATS))}; PATH '-' is stdout "
+        "(default toolconf-report.EXT, or --output); repeatable",
+    )
+    run.add_argument(
+        "--output",
+        metavar="FILE",
+        help="where a --report without =PATH goes ('-' for stdout; default toolconf-report.EXT)",
     )
     run.add_argument(
         "--baseline", type=Path, metavar="FILE", help="record outcomes, or compare with them"
@@ -130,6 +148,12 @@ def _parser() -> argparse.ArgumentParser:
         "--no-progress", action="store_true", help="print only the summary, not a line per scenario"
     )
     run.set_defaults(command=_run)
+
+    summary = commands.add_parser(
+        "summary", help="the totals of saved JSON-lines reports (toolconf run --report jsonl)"
+    )
+    summary.add_argument("reports", type=Path, nargs="+", metavar="REPORT")
+    summary.set_defaults(command=_summary)
 
     listing = commands.add_parser("list", help="list scenarios: id, level, SPEC IDs, title")
     _add_selection(listing)
@@ -236,6 +260,26 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _report_spec(text: str) -> tuple[str, str | None]:
+    """``FORMAT`` or ``FORMAT=PATH`` -> (format, path or None)."""
+    fmt, sep, path = text.partition("=")
+    if fmt not in FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"unknown report format {fmt!r}; choose from {', '.join(sorted(FORMATS))}"
+        )
+    if sep and not path:
+        raise argparse.ArgumentTypeError(f"--report {text}: empty path")
+    return fmt, path if sep else None
+
+
+def _report_paths(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """Each requested report's format and destination; ``--output`` serves those without one."""
+    chosen: list[tuple[str, str]] = []
+    for fmt, path in args.reports:
+        chosen.append((fmt, path or args.output or f"toolconf-report.{_EXTENSIONS[fmt]}"))
+    return chosen
+
+
 def _levels(text: str) -> tuple[str, ...]:
     chosen = tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
     unknown = [level for level in chosen if level not in LEVELS]
@@ -315,7 +359,10 @@ def _load_error_result(error: ScenarioLoadError) -> ScenarioResult:
 
 def _run(args: argparse.Namespace) -> int:
     scenarios, load_errors = _load(args, args.spec_ids)
-    console = sys.stderr if args.output == "-" else sys.stdout
+    reports = _report_paths(args)
+    if len({path for _, path in reports}) < len(reports):
+        raise ConformanceError("two --report options write the same file")
+    console = sys.stderr if any(path == "-" for _, path in reports) else sys.stdout
     if not scenarios and not load_errors:
         print("toolconf: no scenarios selected", file=console)
         return EXIT_NOTHING
@@ -365,7 +412,11 @@ def _run(args: argparse.Namespace) -> int:
     if stale:
         print(f"stale expected failures (no such scenario): {', '.join(stale)}", file=console)
         status = EXIT_FAILED
-    if args.report:
+    if args.keep:
+        for result in results:
+            if result.kept:
+                print(f"kept {result.id}: {result.kept}", file=console)
+    if reports:
         info = RunInfo(
             impl=args.impl,
             implementation=hello.implementation,
@@ -374,9 +425,15 @@ def _run(args: argparse.Namespace) -> int:
             unreported=sorted(hello.unreported),
             inferences=hello.inferences,
             levels=args.levels,
+            sections=spec_sections(DEFAULT_SPEC.read_text("utf-8"))
+            if DEFAULT_SPEC.is_file()
+            else {},
         )
-        with _open_output(args.output or f"toolconf-report.{_EXTENSIONS[args.report]}") as out:
-            write_report(args.report, results, info, out)
+        for fmt, path in reports:
+            with _open_output(path) as out:
+                write_report(fmt, results, info, out)
+            if path != "-":
+                print(f"report ({fmt}): {path}", file=console)
     if args.baseline:
         _baseline(
             args.baseline,
@@ -476,6 +533,36 @@ def _list(args: argparse.Namespace) -> int:
     for s in chosen:
         print(f"{s.area}/{s.id}\t{s.level}\t{','.join(s.spec)}\t{s.title}")
     return EXIT_FAILED if errors else EXIT_OK
+
+
+def _summary(args: argparse.Namespace) -> int:
+    """Per report and, for several, all together: outcome counts by area and level figures."""
+    everything: list[ScenarioResult] = []
+    for path in args.reports:
+        if not path.is_file():
+            raise ConformanceError(f"no such report: {path}")
+        try:
+            report = load_report(path)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ConformanceError(f"{path}: not a JSON-lines report: {exc}") from exc
+        results = [ScenarioResult.from_json(r) for r in report.results]
+        everything += results
+        implementation = report.header.get("implementation", {})
+        name = f"{implementation.get('name', '?')} {implementation.get('version', '')}".strip()
+        started = report.header.get("started", "")
+        print(f"== {path}: {name} via {report.header.get('impl', '?')}, {started}")
+        _print_totals(results)
+    if len(args.reports) > 1:
+        print(f"== all {len(args.reports)} reports")
+        _print_totals(everything)
+    return EXIT_FAILED if any(r.bad for r in everything) else EXIT_OK
+
+
+def _print_totals(results: list[ScenarioResult]) -> None:
+    print(format_table("area", summarize(results, lambda r: r.area)))
+    print("\n".join(level_lines(results)))
+    bad = sum(r.bad for r in results)
+    print(f"{'FAILED' if bad else 'OK'}: {bad} of {len(results)} scenarios not passing\n")
 
 
 def _fidelity(args: argparse.Namespace) -> int:

@@ -12,7 +12,9 @@ message runs its calls one by one, one batch each. MODE breaks it on purpose:
 - ``split``: writes each answer in several flushed chunks of one line;
 - ``wrong_seq``: answers a call with seq + 1;
 - ``bad_protocol``: says protocol 2 in hello;
-- ``stderr``: logs to stderr before answering.
+- ``stderr``: logs to stderr before answering;
+- ``noisy_stderr``: logs as ``stderr`` does, in ANSI colours, with NUL and
+  other control bytes XML cannot carry (what a report must survive).
 
 ``FakeEngine`` is the same fake in-process (``--impl
 direct:conformance.fake_adapter:FakeEngine``), always in mode ``ok``.
@@ -35,7 +37,17 @@ from typing import Any, Final
 
 __all__ = ["DEDUP_TABLE", "MODES", "FakeEngine", "ReticentEngine", "main"]
 
-MODES: Final = ("ok", "hang", "crash", "garbage", "split", "wrong_seq", "bad_protocol", "stderr")
+MODES: Final = (
+    "ok",
+    "hang",
+    "crash",
+    "garbage",
+    "split",
+    "wrong_seq",
+    "bad_protocol",
+    "stderr",
+    "noisy_stderr",
+)
 DEFAULT_FEATURES: Final = ("read", "write", "edit", "test_tools")
 
 
@@ -180,6 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         if mode == "stderr":
             print(f"fake: handling {request.get('cmd')}", file=sys.stderr, flush=True)
+        if mode == "noisy_stderr":
+            text = f"\x1b[31;1mfake:\x1b[0m handling\x00 {request.get('cmd')}\x07\x1b]0;t\x07\x0b"
+            print(text, file=sys.stderr, flush=True)
         response = engine.handle(request)
         if is_call and mode == "wrong_seq":
             response["seq"] = request.get("seq", 0) + 1

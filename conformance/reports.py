@@ -7,12 +7,18 @@ counts of each assertion level, every mismatch with its level and step,
 stderr), the counts, and the level figures ("behaviour 100% (n/m), ...") for
 all scenarios and for MUST, SHOULD and MAY apart. JSON lines is the machine
 format: a ``header`` line, one ``result`` line per scenario, a ``footer`` line.
+
+JUnit XML drops what XML 1.0 cannot carry (an adapter's stderr may hold ANSI
+colour codes or NUL bytes). Markdown is written to be appended to
+``$GITHUB_STEP_SUMMARY``: the verdict first, tables by level, area, feature and
+SPEC section, then each scenario not passing in a collapsed ``<details>``.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +37,21 @@ from conformance.console import (
 from conformance.protocol import PROTOCOL_VERSION
 from conformance.results import Outcome, ScenarioResult, count_outcomes
 
-__all__ = ["FORMATS", "RunInfo", "write_report"]
+__all__ = ["FORMATS", "RunInfo", "write_report", "xml_safe"]
+
+# ESC-introduced sequences (CSI such as colours, OSC such as titles, and the
+# two-byte ones), then every code point XML 1.0 does not allow.
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+_DETAILS_LIMIT = 200
+"""Not-passing scenarios the Markdown report details; the rest are listed by id
+(GitHub caps a step summary at 1 MiB)."""
+
+
+def xml_safe(text: str) -> str:
+    """``text`` without ANSI escape sequences and without characters XML 1.0 forbids."""
+    return _XML_ILLEGAL.sub("", _ANSI.sub("", text))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,6 +66,8 @@ class RunInfo:
     inferences: Sequence[Mapping[str, Any]] = ()
     levels: Sequence[str] = LEVELS
     """The assertion levels that decided pass or fail."""
+    sections: Mapping[str, str] = field(default_factory=dict)
+    """SPEC ID -> its SPEC.md section heading (``fidelity.spec_sections``), for grouping."""
 
     def judgement(self) -> list[str]:
         """Sentences on what the verdicts rest on: deciding levels, unreported, inferences."""
@@ -154,30 +176,82 @@ def _junit(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> Non
             if result.stderr:
                 ET.SubElement(case, "system-err").text = result.stderr
     ET.indent(suites)
-    out.write(ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n")
+    out.write(xml_safe(ET.tostring(suites, encoding="unicode", xml_declaration=True)) + "\n")
 
 
 def _markdown(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> None:
     name = info.implementation.get("name", info.impl)
     version = info.implementation.get("version", "")
+    bad = [r for r in results if r.bad]
     out.write(f"# Conformance: {name} {version}".rstrip() + "\n\n")
+    verdict = "FAILED" if bad else "OK"
+    out.write(
+        f"**{verdict}**: {len(results) - len(bad)} of {len(results)} scenarios passing "
+        f"or accounted for; {len(bad)} not passing. {format_levels(results)}.\n\n"
+    )
     out.write(f"Implementation `{info.impl}`, toolconf {__version__}, protocol {PROTOCOL_VERSION}")
     out.write(f", started {info.started}.\n\n" if info.started else ".\n\n")
     out.write(f"Features: {', '.join(sorted(info.features)) or 'none'}.\n\n")
     out.write(" ".join(info.judgement()) + "\n\n")
     out.write("## Levels\n\n" + _level_table(results) + "\n\n")
     out.write(format_table("level", summarize(results, lambda r: r.level), markdown=True) + "\n\n")
+    out.write("## By area\n\n")
     out.write(format_table("area", summarize(results, lambda r: r.area), markdown=True) + "\n\n")
+    out.write("## By feature\n\nA scenario counts under each feature it requires.\n\n")
+    by_feature = _summarize_many(results, lambda r: r.requires or ("(none)",))
+    out.write(format_table("feature", by_feature, markdown=True) + "\n\n")
+    if info.sections:
+        out.write(
+            "## By SPEC section\n\nA scenario counts under the section of each ID it cites.\n\n"
+        )
+        by_section = _summarize_many(
+            results,
+            lambda r: [info.sections.get(spec_id, "(unknown)") for spec_id in r.spec],
+            order=_section_key,
+        )
+        out.write(format_table("section", by_section, markdown=True) + "\n\n")
     differing = [r for r in results if r.outcome is Outcome.PASS and r.mismatches]
     if differing:
         out.write("## Passing, with differences in levels that did not decide\n\n")
-        for result in differing:
-            out.write("```\n" + describe_result(result).replace("```", "'''") + "\n```\n\n")
-    bad = [r for r in results if r.bad or r.outcome is Outcome.XFAIL]
-    if bad:
+        _details(differing, out)
+    shown = bad + [r for r in results if r.outcome is Outcome.XFAIL]
+    if shown:
         out.write("## Not passing\n\n")
-        for result in bad:
-            out.write("```\n" + describe_result(result).replace("```", "'''") + "\n```\n\n")
+        _details(shown, out)
+
+
+def _details(results: Sequence[ScenarioResult], out: TextIO) -> None:
+    """Each result as a collapsed block, up to ``_DETAILS_LIMIT``; the rest by id."""
+    for result in results[:_DETAILS_LIMIT]:
+        title = html.escape(f"{result.outcome} {result.area}/{result.id}: {result.title}")
+        text = html.escape(describe_result(result))
+        out.write(f"<details><summary>{title}</summary>\n\n<pre>{text}</pre>\n</details>\n\n")
+    rest = results[_DETAILS_LIMIT:]
+    if rest:
+        out.write(f"And {len(rest)} more: " + ", ".join(f"`{r.id}`" for r in rest) + "\n\n")
+
+
+def _summarize_many(
+    results: Sequence[ScenarioResult],
+    keys: Callable[[ScenarioResult], Sequence[str]],
+    order: Callable[[str], Any] = str,
+) -> list[tuple[str, dict[Outcome, int]]]:
+    """As ``console.summarize``, but a result counts once under each of its (distinct) keys;
+    groups sorted by ``order`` of their names."""
+    groups: dict[str, list[ScenarioResult]] = {}
+    for result in results:
+        for key in dict.fromkeys(keys(result)):
+            groups.setdefault(key, []).append(result)
+    rows = [(name, count_outcomes(groups[name])) for name in sorted(groups, key=order)]
+    rows.append(("total", count_outcomes(results)))
+    return rows
+
+
+def _section_key(name: str) -> tuple[int, ...]:
+    """``12.4 Dedup ...`` sorts as (12, 4); anything unnumbered last."""
+    number = name.split(" ", 1)[0]
+    parts = [int(p) for p in number.split(".") if p.isdigit()]
+    return tuple(parts) if parts else (10**6,)
 
 
 def _level_table(results: Sequence[ScenarioResult]) -> str:

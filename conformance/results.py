@@ -125,6 +125,10 @@ class ScenarioResult:
     duration: float = 0.0
     raw_outcome: Outcome | None = None
     reason: str = ""
+    requires: tuple[str, ...] = ()
+    """The scenario's required features: reports group results by them."""
+    kept: str | None = None
+    """The sandbox directory left on disk (``--keep``), else None."""
     connection_broken: bool = field(default=False, compare=False)
 
     @property
@@ -183,7 +187,38 @@ class ScenarioResult:
             "stderr": self.stderr,
             "duration": round(self.duration, 6),
             "reason": self.reason,
+            "requires": list(self.requires),
+            "kept": self.kept,
         }
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, Any]) -> ScenarioResult:
+        """A result read back from a JSON-lines report record, for totals and level figures.
+
+        The mismatches are not rebuilt (their values were made JSON-ready);
+        everything the counts and the level figures use is.
+        """
+        raw = record.get("raw_outcome")
+        return cls(
+            id=str(record.get("id", "")),
+            outcome=Outcome(record.get("outcome", "error")),
+            title=str(record.get("title", "")),
+            spec=tuple(record.get("spec", ())),
+            level=str(record.get("level", "")),
+            area=str(record.get("area", "")),
+            path=record.get("path"),
+            message=str(record.get("message", "")),
+            levels={
+                level: LevelCount(
+                    int(c.get("passed", 0)), int(c.get("failed", 0)), int(c.get("not_observed", 0))
+                )
+                for level, c in dict(record.get("levels", {})).items()
+            },
+            duration=float(record.get("duration", 0.0)),
+            raw_outcome=Outcome(raw) if raw and raw != record.get("outcome") else None,
+            reason=str(record.get("reason", "")),
+            requires=tuple(record.get("requires", ())),
+        )
 
 
 def _jsonable(value: Any) -> Any:

@@ -80,6 +80,7 @@ def run_scenario(
         level=scenario.level,
         area=scenario.area,
         path=str(scenario.path) if scenario.path else None,
+        requires=scenario.requires,
     )
     available = set(features)
     missing = [f for f in scenario.requires if f not in available]
@@ -96,7 +97,9 @@ def run_scenario(
             execution.sandbox.cleanup()
     if keep:
         result = replace(
-            result, message=f"{result.message} [sandbox kept: {execution.sandbox.base}]".strip()
+            result,
+            message=f"{result.message} [sandbox kept: {execution.sandbox.base}]".strip(),
+            kept=str(execution.sandbox.base),
         )
     return replace(result, duration=time.perf_counter() - started, stderr=connector.take_stderr())
 

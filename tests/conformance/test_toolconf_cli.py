@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -238,3 +239,78 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere() -> None:
     assert "2/2 bad: 1" in terminal.getvalue()
     assert terminal.getvalue().endswith("\n")
     assert plain.getvalue().splitlines() == ["pass            a/one", "crash           a/two"]
+
+
+def test_several_reports_in_one_run_each_to_its_path(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    jsonl, markdown, junit = tmp_path / "r.jsonl", tmp_path / "r.md", tmp_path / "r.xml"
+    status, out = run(
+        capsys,
+        *("--report", f"jsonl={jsonl}", "--report", f"markdown={markdown}"),
+        *("--report", f"junit={junit}", "--no-progress"),
+    )
+    assert status == 1
+    assert f"report (junit): {junit}" in out
+    header = json.loads(jsonl.read_text().splitlines()[0])
+    assert header["features"] == ["edit", "read", "test_tools", "write"]
+    assert ET.parse(junit).getroot().tag == "testsuites"
+    assert "Features: edit, read, test_tools, write." in markdown.read_text()
+    with pytest.raises(SystemExit):
+        main(["run", SUITE, "--impl", FAKE, "--report", "yaml"])
+    with pytest.raises(SystemExit):
+        main(["run", SUITE, "--impl", FAKE, "--report", "jsonl="])
+    assert main(["run", SUITE, "--impl", FAKE, "--report", "jsonl=-", "--report", "html=-"]) == 2
+
+
+def test_junit_parses_when_the_adapter_writes_colour_codes_and_nuls_to_stderr(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    junit = tmp_path / "r.xml"
+    status = main(
+        ["run", SUITE, "--impl", fake_command("noisy_stderr"), "--report", f"junit={junit}"]
+    )
+    capsys.readouterr()
+    assert status == 1
+    text = junit.read_text("utf-8")
+    assert "\x00" not in text
+    assert "\x1b" not in text
+    errs = [e.text or "" for e in ET.parse(junit).getroot().iter("system-err")]
+    assert errs
+    assert "fake: handling call" in "".join(errs)
+    assert "[31" not in "".join(errs)
+
+
+def test_the_markdown_report_groups_by_feature_and_spec_section_for_a_step_summary(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    markdown = tmp_path / "r.md"
+    run(capsys, "--report", f"markdown={markdown}")
+    text = markdown.read_text()
+    assert text.splitlines()[2].startswith("**FAILED**: 3 of 4 scenarios passing")
+    by_feature = text.split("## By feature")[1].split("\n## ")[0]
+    assert "| bash | 0 | 0 | 1 | 1 |" in by_feature
+    assert "## By SPEC section" in text
+    assert "<details><summary>fail basic/content-mismatch:" in text
+
+
+def test_summary_prints_the_totals_of_saved_reports(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    jsonl = tmp_path / "r.jsonl"
+    run(capsys, "--report", f"jsonl={jsonl}")
+    assert main(["summary", str(jsonl), str(jsonl)]) == 1
+    out = capsys.readouterr().out
+    assert f"== {jsonl}: fake" in out
+    assert "== all 2 reports" in out
+    assert out.rstrip().endswith("FAILED: 2 of 8 scenarios not passing")
+    assert main(["summary", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_keep_prints_each_kept_sandbox(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out = run(capsys, "-k", "call-ok", "--keep", "--no-progress")
+    assert status == 0
+    kept = [line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("kept call-ok")]
+    assert len(kept) == 1
+    assert Path(kept[0], "root").is_dir()
+    shutil.rmtree(kept[0])
