@@ -41,8 +41,6 @@ from conformance.baseline import (
     merge_baseline,
     save_baseline,
 )
-from conformance.bench import report as bench_report
-from conformance.bench.run import REFERENCE_LABEL, bench, reference_spec
 from conformance.bench.trace import AFTER_EDIT_SHARE, SEED_REREAD_SHARE
 from conformance.checks import LEVELS
 from conformance.connectors import ConnectorOptions, connect
@@ -649,6 +647,9 @@ def _smoke(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    # Deferred: the bench modules and Pillow (the plot) cost every other command.
+    from conformance.bench import report as bench_report  # noqa: PLC0415
+    from conformance.bench.run import REFERENCE_LABEL, bench, reference_spec  # noqa: PLC0415
 
     specs: list[tuple[str, str]] = (
         [] if args.no_reference else [(REFERENCE_LABEL, reference_spec())]

@@ -18,15 +18,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
-
-import jsonschema
-import referencing
-from jsonschema.exceptions import best_match
-from referencing.jsonschema import DRAFT202012
+from typing import TYPE_CHECKING, Any, Final
 
 from conformance.errors import SchemaViolation, VersionMismatch
 from conformance.schemacheck import Predicate, compile_predicate
+
+if TYPE_CHECKING:
+    import referencing
 
 __all__ = [
     "COMMANDS",
@@ -62,8 +60,15 @@ def _predicate(pointer: str) -> Predicate:
     return compile_predicate(protocol_schema(), pointer)
 
 
+# jsonschema and referencing are imported only to explain a rejected answer:
+# the compiled predicate accepts a good one, and their import costs every command.
+
+
 @functools.cache
 def _registry() -> referencing.Registry[Any]:
+    import referencing  # noqa: PLC0415  (deferred, see above)
+    from referencing.jsonschema import DRAFT202012  # noqa: PLC0415
+
     schema = protocol_schema()
     resource = DRAFT202012.create_resource(schema)
     registry: referencing.Registry[Any] = referencing.Registry().with_resource(
@@ -74,6 +79,9 @@ def _registry() -> referencing.Registry[Any]:
 
 def _explain(pointer: str, instance: Any) -> tuple[str, str]:
     """``(json path, reason)`` of the error ``jsonschema`` finds most relevant."""
+    import jsonschema  # noqa: PLC0415  (deferred, see above _registry)
+    from jsonschema.exceptions import best_match  # noqa: PLC0415
+
     uri = str(protocol_schema()["$id"]) + pointer
     validator = jsonschema.Draft202012Validator({"$ref": uri}, registry=_registry())
     error = best_match(validator.iter_errors(instance))

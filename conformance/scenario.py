@@ -14,17 +14,20 @@ kind's part of the loading; they are re-exported here.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
+import hashlib
 import json
+import os
+import pickle
 import re
+import shutil
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
-
-import jsonschema
-from jsonschema.exceptions import ValidationError, best_match
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from conformance.errors import Problem, ScenarioLoadError
 from conformance.steps import (
@@ -42,7 +45,12 @@ from conformance.steps import (
 from conformance.yamlsource import Located, NodePath, format_path, load_located
 from conformance.yamlvalues import decode_b64, parse_mode, parse_mtime
 
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema.exceptions import ValidationError
+
 __all__ = [
+    "CACHE_ENV",
     "SCHEMA_PATH",
     "CallStep",
     "FileSpec",
@@ -149,7 +157,98 @@ def scenario_schema() -> Mapping[str, Any]:
 
 @functools.cache
 def _validator() -> jsonschema.Draft202012Validator:
+    import jsonschema  # noqa: PLC0415  (deferred: a cached scenario needs no validation)
+
     return jsonschema.Draft202012Validator(scenario_schema())
+
+
+# -- the cache of validated scenarios -----------------------------------------
+#
+# Validating a scenario (YAML with line numbers, then the JSON Schema, then the
+# semantic checks) costs about a millisecond; the whole suite, a second or more
+# on every command that loads it. A scenario that loaded is pickled under a
+# key of everything its loading depends on: the file's text, name and area,
+# and the loader itself (every module of this package and the schema), so an
+# edit to either misses the cache. A file with problems is never cached: its
+# problems are found again each time.
+
+CACHE_ENV = "TOOLCONF_SCENARIO_CACHE"
+"""Where validated scenarios are cached (default ``$TOOLCONF_CACHE/scenarios`` or
+``~/.cache/toolconf/scenarios``); ``0`` or ``off`` turns the cache off."""
+
+
+_STALE_AFTER_S = 7 * 24 * 3600
+"""A loader version's cache not written to for this long is removed."""
+
+
+def _cache_dir() -> Path | None:
+    """This loader version's directory of the cache, or None when the cache is off."""
+    configured = os.environ.get(CACHE_ENV, "")
+    if configured.lower() in ("0", "off", "no", "false"):
+        return None
+    if configured:
+        base = Path(configured)
+    else:
+        home = os.environ.get("TOOLCONF_CACHE") or Path.home() / ".cache" / "toolconf"
+        base = Path(home) / "scenarios"
+    return base / _loader_fingerprint().hex()[:16]
+
+
+@functools.cache
+def _prune(directory: Path) -> None:
+    """Once per process and version: remove other loader versions' stale directories."""
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for other in directory.parent.iterdir():
+            if other != directory and other.is_dir():
+                with contextlib.suppress(OSError):
+                    if now - other.stat().st_mtime > _STALE_AFTER_S:
+                        shutil.rmtree(other, ignore_errors=True)
+
+
+@functools.cache
+def _loader_fingerprint() -> bytes:
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256(SCHEMA_PATH.read_bytes())
+    for module in sorted(package.glob("*.py")):
+        digest.update(module.name.encode() + b"\0" + module.read_bytes())
+    return digest.digest()
+
+
+def _cache_key(text: str, file: str, stem: str | None, path: Path | None, area: str) -> str:
+    digest = hashlib.sha256(_loader_fingerprint())
+    for part in (file, stem or "", str(path) if path else "", area, text):
+        digest.update(b"\0" + part.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def _cached(key: str) -> tuple[Scenario, Any] | None:
+    directory = _cache_dir()
+    if directory is None:
+        return None
+    try:
+        blob = (directory / f"{key}.pickle").read_bytes()
+        scenario, raw = pickle.loads(blob)
+    except Exception:  # absent, unreadable or from another Python: load afresh
+        return None
+    return (scenario, raw) if isinstance(scenario, Scenario) else None
+
+
+def _store(key: str, scenario: Scenario, raw: Any) -> None:
+    directory = _cache_dir()
+    if directory is None:
+        return
+    _prune(directory)
+    target = directory / f"{key}.pickle"
+    temporary = target.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        os.utime(directory)  # in use: not stale
+        temporary.write_bytes(pickle.dumps((scenario, raw), protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(temporary, target)
+    except OSError:  # a read-only home only costs the speed-up
+        with contextlib.suppress(OSError):
+            temporary.unlink()
 
 
 def discover(paths: Iterable[Path]) -> list[Path]:
@@ -252,6 +351,11 @@ def _parse(
     area: str,
     keep: RawFilter | None,
 ) -> Scenario | None:
+    key = _cache_key(text, file, stem, path, area)
+    hit = _cached(key)
+    if hit is not None:
+        scenario, raw = hit
+        return scenario if keep is None or keep(raw) else None
     located, problems = load_located(text, file)
     if located is None:
         raise ScenarioLoadError(file, problems)
@@ -262,7 +366,9 @@ def _parse(
         problems = list(_semantic_problems(located, file, stem))
     if problems:
         raise ScenarioLoadError(file, problems)
-    return _build(located, path=path, area=area)
+    scenario = _build(located, path=path, area=area)
+    _store(key, scenario, located.data)
+    return scenario
 
 
 def _area(path: Path, root: Path | None) -> str:
@@ -329,6 +435,8 @@ def _describe(error: ValidationError, located: Located, file: str) -> Iterator[P
 
 
 def _best(errors: Sequence[ValidationError]) -> ValidationError:
+    from jsonschema.exceptions import best_match  # noqa: PLC0415  (deferred, see _validator)
+
     match: ValidationError | None = best_match(errors)
     assert match is not None  # errors is never empty: it is a non-empty context
     return match

@@ -13,12 +13,13 @@ import enum
 import io
 import math
 from collections.abc import Mapping
-from typing import Any, Final, NamedTuple
-
-from PIL import Image
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from reference import errors
 from reference.tool import ContentBlock, ToolResult
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 MAX_SIDE: Final = 2000  # IMG-RESIZE-1
 MAX_PIXELS: Final = 178_956_970  # IMG-DECODE-1: Pillow's decompression-bomb limit
@@ -30,10 +31,12 @@ RESIZE_FAILED: Final = (  # IMG-DECODE-1: the original's text
     "processing failed. Please resize the image to reduce its pixel dimensions."
 )
 
+
+# Pillow is imported by the functions that use it, on the first image Read:
+# every other command, and the engine's start, would pay for its import.
 # IMG-DECODE-1 is checked explicitly (``MAX_PIXELS``, before the full decode).
 # Pillow's own check would also warn from half that size on, which is noise
-# here (and an error under ``-W error``), so it is turned off.
-Image.MAX_IMAGE_PIXELS = None
+# here (and an error under ``-W error``), so ``decode`` turns it off.
 
 
 class ImageFormat(enum.Enum):
@@ -124,6 +127,9 @@ def decode(path: str, data: bytes, fmt: ImageFormat) -> Image.Image:
     corrupt = errors.CorruptImageError(
         f"The image file could not be decoded: {path} is not a valid {fmt.label} image."
     )
+    from PIL import Image  # noqa: PLC0415  (deferred, see above)
+
+    Image.MAX_IMAGE_PIXELS = None
     try:
         image = Image.open(io.BytesIO(data), formats=[fmt.pillow])
     except Exception as exc:  # any decoder failure is a corrupt file
@@ -159,6 +165,8 @@ def _flatten(image: Image.Image) -> Image.Image:
     has_alpha = image.mode in ("RGBA", "LA", "PA", "La", "RGBa") or "transparency" in image.info
     if not has_alpha:
         return image.convert("RGB")
+    from PIL import Image  # noqa: PLC0415  (deferred, see above)
+
     rgba = image.convert("RGBA")
     white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
     return Image.alpha_composite(white, rgba).convert("RGB")
@@ -186,6 +194,8 @@ def _scaled(sent: Sent, image: Image.Image, target: tuple[int, int]) -> tuple[Se
     """Lanczos to ``target`` and re-encode in the image's own format; as is when it fits."""
     if target == (sent.width, sent.height):
         return sent, image
+    from PIL import Image  # noqa: PLC0415  (deferred, see above)
+
     image = _resizable(image).resize(target, Image.Resampling.LANCZOS)
     return Sent(encode(image, sent.fmt), sent.fmt, *target), image
 

@@ -7,6 +7,7 @@ misbehaving modes. Every wait is bounded by a small connector timeout.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 import textwrap
@@ -21,6 +22,21 @@ from conformance.runner import Runner
 from conformance.scenario import Scenario, load_scenario
 
 DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _scenario_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The validated-scenario cache in the session's temporary directory, not ``~/.cache``:
+    the tests' throwaway scenarios never reach the user's cache."""
+    from conformance.scenario import CACHE_ENV  # noqa: PLC0415
+
+    before = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("scenario-cache"))
+    yield Path(os.environ[CACHE_ENV])
+    if before is None:
+        del os.environ[CACHE_ENV]
+    else:
+        os.environ[CACHE_ENV] = before
 FAKE = "direct:conformance.fake_adapter:FakeEngine"
 
 WriteScenario = Callable[..., Path]

@@ -11,6 +11,7 @@ from conftest import DATA, WriteScenario
 
 from conformance.errors import Problem, ScenarioLoadError
 from conformance.scenario import (
+    CACHE_ENV,
     CallStep,
     FsStep,
     MessageStep,
@@ -216,3 +217,38 @@ def test_the_example_data_scenarios_load() -> None:
     scenarios, errors = load_scenarios([DATA / "suite"], root=DATA / "suite")
     assert errors == []
     assert {s.area for s in scenarios} == {"basic", "extra"}
+
+
+def test_a_loaded_scenario_is_cached_by_content_and_an_edit_misses(
+    write_scenario: WriteScenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    body = HEAD + "steps:\n  - call: {name: Read, input: {file_path: '{root}/a'}}\n"
+    path = write_scenario(body)
+    first = load_scenario(path)
+    assert len(list(cache.rglob("*.pickle"))) == 1
+    monkeypatch.setattr("conformance.scenario.load_located", _no_parse)
+    assert load_scenario(path) == first  # from the cache: no YAML parsed
+    path.write_text(body.replace("A sample", "Another"))
+    with pytest.raises(AssertionError, match="parsed"):
+        load_scenario(path)  # the text changed: parsed again
+    monkeypatch.setenv(CACHE_ENV, "off")
+    with pytest.raises(AssertionError, match="parsed"):
+        load_scenario(path)
+
+
+def test_a_file_with_problems_is_not_cached(
+    write_scenario: WriteScenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    path = write_scenario(HEAD + "steps: []\nbogus: 1\n")
+    for _ in range(2):
+        with pytest.raises(ScenarioLoadError):
+            load_scenario(path)
+    assert not list(cache.rglob("*.pickle"))
+
+
+def _no_parse(text: str, file: str) -> None:
+    raise AssertionError(f"{file} parsed")
