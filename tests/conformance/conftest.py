@@ -37,6 +37,8 @@ def _scenario_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         del os.environ[CACHE_ENV]
     else:
         os.environ[CACHE_ENV] = before
+
+
 FAKE = "direct:conformance.fake_adapter:FakeEngine"
 
 WriteScenario = Callable[..., Path]
