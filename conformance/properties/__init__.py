@@ -7,6 +7,6 @@ expects, written from its text and independent of ``reference/``. The tests
 follows the toolconf plugin's ``--impl`` (default ``direct``)::
 
     python -m pytest conformance/properties
-    python -m pytest conformance/properties --impl "stdio:python -m reference.adapter"
+    python -m pytest conformance/properties --toolconf-impl "stdio:python -m reference.adapter"
     CI=1 python -m pytest conformance/properties      # the derandomized ``ci`` profile
 """

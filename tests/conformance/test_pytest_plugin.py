@@ -35,7 +35,7 @@ def pytest_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_explicit_files_become_items_with_readable_failures(suite: Path) -> None:
     files = sorted(str(p) for p in suite.rglob("*.yaml"))
-    done = pytest_run(suite, *files, "--impl", FAKE)
+    done = pytest_run(suite, *files, "--toolconf-impl", FAKE)
     out = done.stdout
     assert done.returncode == 1, out
     assert "1 failed, 2 passed, 1 skipped" in out
@@ -45,16 +45,77 @@ def test_explicit_files_become_items_with_readable_failures(suite: Path) -> None
     assert "Traceback" not in out
 
 
-def test_yaml_under_an_ordinary_directory_is_not_collected(suite: Path) -> None:
-    done = pytest_run(suite, str(suite), "--impl", FAKE)
-    assert done.returncode == 5, done.stdout  # no tests collected
+def test_a_users_directory_is_collected_scenarios_only(suite: Path) -> None:
+    workflow = suite / "basic" / "ci.yaml"
+    workflow.write_text("on: push\njobs:\n  test:\n    steps: []\n")
+    done = pytest_run(suite, str(suite), "--toolconf-impl", FAKE, "--collect-only", "-q")
+    assert done.returncode == 0, done.stdout
+    items = sorted(line for line in done.stdout.splitlines() if "::" in line)
+    assert items == [
+        "basic/call-ok.yaml::call-ok",
+        "basic/content-mismatch.yaml::content-mismatch",
+        "extra/message-ok.yaml::message-ok",
+        "extra/needs-bash.yaml::needs-bash",
+    ]
+
+
+def test_a_failure_names_file_line_spec_expected_got_and_the_rerun_command(suite: Path) -> None:
+    done = pytest_run(
+        suite, str(suite / "basic"), "--toolconf-impl", FAKE, "--toolconf-timeout", "5"
+    )
+    out = done.stdout
+    assert done.returncode == 1, out
+    mismatch = suite / "basic" / "content-mismatch.yaml"
+    assert f"{mismatch}:7: content-mismatch" in out
+    assert "spec: " in out
+    assert "content: 'hello' not found in 'ok: Read'" in out
+    rerun = (
+        f"rerun: pytest {mismatch}::content-mismatch --toolconf-impl {FAKE} --toolconf-timeout 5"
+    )
+    assert rerun in out
+
+
+def test_items_carry_registered_markers(suite: Path) -> None:
+    args = (str(suite), "--toolconf-impl", FAKE, "--strict-markers", "--collect-only", "-q")
+    should = pytest_run(suite, *args, "-m", "SHOULD")
+    assert should.returncode == 0, should.stdout
+    must = pytest_run(suite, *args, "-m", "toolconf and not SHOULD")
+    assert must.returncode == 0, must.stdout
+    count = sum("::" in line for line in should.stdout.splitlines())
+    assert count + sum("::" in line for line in must.stdout.splitlines()) == 4
+    assert count >= 1
+    markers = pytest_run(suite, "--markers")
+    assert "@pytest.mark.toolconf:" in markers.stdout
+
+
+def test_a_users_repo_runs_its_scenarios_beside_the_shipped_suite(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "scenarios").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests", "scenarios"]\n'
+    )
+    (repo / "tests" / "test_unit.py").write_text(
+        "def test_unit() -> None:\n    assert 1 + 1 == 2\n"
+    )
+    shutil.copy(DATA / "suite" / "basic" / "call-ok.yaml", repo / "scenarios" / "call-ok.yaml")
+    done = pytest_run(repo, "--toolconf-impl", FAKE, "--collect-only", "-q")
+    items = [line for line in done.stdout.splitlines() if "::" in line]
+    assert items == ["tests/test_unit.py::test_unit", "scenarios/call-ok.yaml::call-ok"], (
+        done.stdout
+    )
+    with_suite = pytest_run(repo, "--toolconf", "--collect-only", "-q")
+    lines = [line for line in with_suite.stdout.splitlines() if "::" in line]
+    assert len(lines) > 1000, with_suite.stdout[-2000:]
 
 
 def test_expected_failures_become_strict_xfails(suite: Path, tmp_path: Path) -> None:
     xfail = tmp_path / "xfail.yaml"
     xfail.write_text("content-mismatch: the fake never reads\ncall-ok: wrongly listed\n")
     files = [str(suite / "basic" / "content-mismatch.yaml"), str(suite / "basic" / "call-ok.yaml")]
-    done = pytest_run(suite, *files, "--impl", FAKE, "--toolconf-expected-failures", str(xfail))
+    done = pytest_run(
+        suite, *files, "--toolconf-impl", FAKE, "--toolconf-expected-failures", str(xfail)
+    )
     assert done.returncode == 1, done.stdout
     assert "1 failed, 1 xfailed" in done.stdout
     assert "XPASS(strict)" in done.stdout
@@ -65,14 +126,17 @@ def test_a_file_that_does_not_load_is_a_collection_error_with_its_line(suite: Pa
     bad.write_text(
         "id: bad\ntitle: t\nspec: [A-1]\nlevel: MUST\nsteps:\n  - call: {name: X, nme: y}\n"
     )
-    done = pytest_run(suite, str(bad), "--impl", FAKE)
+    done = pytest_run(suite, str(bad), "--toolconf-impl", FAKE)
     assert done.returncode == 2, done.stdout
     assert "bad.yaml:6: steps[0].call.nme: unknown field 'nme'" in done.stdout
 
 
 def test_an_implementation_that_cannot_start_fails_every_item(suite: Path) -> None:
     done = pytest_run(
-        suite, str(suite / "basic" / "call-ok.yaml"), "--impl", "stdio:/nonexistent/adapter"
+        suite,
+        str(suite / "basic" / "call-ok.yaml"),
+        "--toolconf-impl",
+        "stdio:/nonexistent/adapter",
     )
     assert done.returncode == 1
     assert "cannot start implementation" in done.stdout
@@ -106,9 +170,9 @@ def test_the_suite_is_collected_only_when_asked_for() -> None:
 
 def test_toolconf_levels_chooses_the_deciding_levels(suite: Path) -> None:
     mismatch = str(suite / "basic" / "content-mismatch.yaml")  # fails in behaviour and rendering
-    done = pytest_run(suite, mismatch, "--impl", FAKE, "--toolconf-levels", "identity")
+    done = pytest_run(suite, mismatch, "--toolconf-impl", FAKE, "--toolconf-levels", "identity")
     assert done.returncode == 0, done.stdout
     assert "1 passed" in done.stdout
-    wrong = pytest_run(suite, mismatch, "--impl", FAKE, "--toolconf-levels", "looks")
+    wrong = pytest_run(suite, mismatch, "--toolconf-impl", FAKE, "--toolconf-levels", "looks")
     assert wrong.returncode == 1, wrong.stdout
     assert "unknown level" in wrong.stdout
