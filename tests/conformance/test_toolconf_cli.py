@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -314,3 +315,13 @@ def test_keep_prints_each_kept_sandbox(capsys: pytest.CaptureFixture[str]) -> No
     assert len(kept) == 1
     assert Path(kept[0], "root").is_dir()
     shutil.rmtree(kept[0])
+
+
+def test_the_adapter_template_speaks_protocol_v1(capsys: pytest.CaptureFixture[str]) -> None:
+    template = "stdio:" + shlex.join([sys.executable, "-m", "conformance.adapter_template"])
+    assert main(["smoke", "--impl", template]) == 0
+    assert "smoke: ok: my-agent 0 (python), protocol 1" in capsys.readouterr().out
+    assert main(["run", SUITE, "--impl", template, "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "OK: 0 of 4 scenarios not passing" in out
+    assert "not reported by the implementation: error_code, error_name, stage" in out
