@@ -6,7 +6,9 @@ does and match the same text, at least for the common subset (literals,
 groups, alternation, inline flags). Python's ``re`` differs from Rust's
 syntax in ways that matter even there: Rust scopes an inline ``(?i)`` to the
 rest of its group, refuses look-around and backreferences, treats every
-``{`` as a counted repetition and every unknown escape as an error, accepts
+``{`` as a counted repetition and an escaped letter or digit it does not know
+as an error (ripgrep 14's crate takes any other escaped ASCII character as
+itself, and ``\\<`` ``\\>`` as the start and end of a word), accepts
 ``a**`` and nested classes, and has no possessive quantifiers. So the
 pattern is parsed here with Rust's rules and written out for ``re``: every
 atom whose flags differ from the pattern's base flags is wrapped in a scoped
@@ -284,6 +286,10 @@ class _Parser:
         if c in "bB":
             source = "\\" + c
             return (source if flags.unicode else f"(?a:{source})"), "assert"
+        if c == "<":  # ripgrep 14: the start of a word
+            return (r"\b(?=\w)" if flags.unicode else r"(?a:\b(?=\w))"), "assert"
+        if c == ">":  # ripgrep 14: the end of a word
+            return (r"\b(?<=\w)" if flags.unicode else r"(?a:\b(?<=\w))"), "assert"
         if c == "A":
             return r"\A", "assert"
         if c == "z":
@@ -306,6 +312,8 @@ class _Parser:
             return self._hex(c, start)
         if c.isdigit():
             self.fail("backreferences are not supported", start)
+        if c.isascii() and not c.isalnum():  # ripgrep 14: any other ASCII punctuation or space
+            return c
         if not (flags.x and c in " #"):
             self.fail("unrecognized escape sequence", start)
         return c

@@ -28,12 +28,14 @@ The run is bounded: ``rg`` is killed when the call is aborted or after
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import posixpath
 import re
 import shutil
 import subprocess
+import sysconfig
 import time
 from collections.abc import Mapping
 from typing import Any, Final
@@ -55,8 +57,21 @@ POLL_S: Final = 0.05
 
 
 def executable() -> str | None:
-    """GREP-ENGINE-1: ``rg`` on the engine's ``PATH``."""
-    return shutil.which("rg")
+    """GREP-ENGINE-1: ``rg`` beside the engine's interpreter, else on the engine's ``PATH``.
+
+    The ``ripgrep`` wheel (the ``test`` and ``ripgrep`` extras) installs ``rg``
+    in the environment's scripts directory, which is on ``PATH`` only in an
+    activated venv: looking there first gives every platform, activated or
+    not, the same pinned rg.
+    """
+    return _beside_interpreter() or shutil.which("rg")
+
+
+@functools.cache
+def _beside_interpreter() -> str | None:
+    scripts = sysconfig.get_path("scripts")
+    candidate = os.path.join(scripts, "rg.exe" if os.name == "nt" else "rg") if scripts else ""
+    return candidate if candidate and os.access(candidate, os.X_OK) else None
 
 
 def summarizes(request: SearchRequest) -> bool:

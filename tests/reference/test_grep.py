@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import stat
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -29,8 +29,8 @@ from reference.tools._grep_regex import compile_pattern
 from reference.tools._grep_search import SearchRequest
 from reference.tools.grep import ENGINE_ENV, GREP_TOOL, GrepInput, engine_name
 
-HAS_RG = shutil.which("rg") is not None
-NO_RG = "rg is not on PATH (install Debian's ripgrep package to test the rg engine)"
+HAS_RG = _grep_rg.executable() is not None
+NO_RG = "no rg beside this Python or on PATH: pip install -e '.[test]' installs ripgrep 14"
 ENGINES = ["python", pytest.param("rg", marks=pytest.mark.skipif(not HAS_RG, reason=NO_RG))]
 needs_rg = pytest.mark.skipif(not HAS_RG, reason=NO_RG)
 
@@ -136,10 +136,22 @@ def test_engine_selection(monkeypatch: pytest.MonkeyPatch) -> None:
         assert engine_name() == "rg"
 
 
-def test_rg_is_looked_up_on_the_engines_path(
+def test_rg_is_there_and_is_the_pinned_ripgrep_14() -> None:
+    """SPEC: GREP-ENGINE-1, GREP-FILES-1. Loud, not 71 silent skips: the test extras
+    install ripgrep 14, whose --type-list ``_grep_types`` is generated from."""
+    rg = _grep_rg.executable()
+    assert rg is not None, NO_RG
+    version = subprocess.run([rg, "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("ripgrep 14."), version.stdout
+
+
+def test_rg_is_looked_up_beside_the_interpreter_then_on_the_engines_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SPEC: GREP-ENGINE-1"""
+    monkeypatch.setattr(_grep_rg, "_beside_interpreter", lambda: "/venv/bin/rg")
+    assert _grep_rg.executable() == "/venv/bin/rg"
+    monkeypatch.setattr(_grep_rg, "_beside_interpreter", lambda: None)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert _grep_rg.executable() is None
     fake = tmp_path / "rg"
@@ -627,7 +639,7 @@ def test_an_offset_past_the_end(tmp_path: Path, call: Call, grep_engine: str, mo
 # --- GREP-ERROR-1 ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("pattern", ["(", "[a", "a{", "{a}", "*a", r"\/", "(?=x)", r"(a)\1", "x)"])
+@pytest.mark.parametrize("pattern", ["(", "[a", "a{", "{a}", "*a", r"\q", "(?=x)", r"(a)\1", "x)"])
 def test_an_invalid_pattern_is_an_error_never_no_files(
     tmp_path: Path, call: Call, grep_engine: str, pattern: str
 ) -> None:
@@ -885,3 +897,28 @@ def test_newlines_only_in_multiline_mode() -> None:
             compile_pattern(pattern, ignore_case=False, multiline=False)
         compile_pattern(pattern, ignore_case=False, multiline=True)
     compile_pattern(r"[^a]\s", ignore_case=False, multiline=False)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matches", "misses"),
+    [
+        (r"a\/b", "a/b", "ab"),
+        (r"a\ b\!", "a b!", "ab!"),
+        (r"\<ab", "x ab", "cab"),
+        (r"ab\>", "ab c", "abc"),
+        (r"[\/\%]x", "%x", "ax"),
+    ],
+)
+def test_ripgrep_14_escapes_punctuation_and_marks_word_edges(
+    pattern: str, matches: str, misses: str
+) -> None:
+    """SPEC: GREP-ENGINE-1 (as ripgrep 14's regex crate: any escaped ASCII punctuation is
+    itself, \\< and \\> are the start and the end of a word)"""
+    compiled = compile_pattern(pattern, ignore_case=False, multiline=False)
+    assert compiled.search(matches)
+    assert not compiled.search(misses)
+    rg = _grep_rg.executable()
+    if rg is not None:
+        for text, found in ((matches, True), (misses, False)):
+            done = subprocess.run([rg, "-q", "--", pattern], input=text, text=True, check=False)
+            assert (done.returncode == 0) is found, (pattern, text)
