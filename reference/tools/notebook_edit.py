@@ -15,7 +15,6 @@ import warnings
 from collections.abc import Mapping
 from typing import Any, Final, Literal, NamedTuple
 
-import nbformat
 from pydantic import Field
 
 from reference import errors, fileio, history, paths, text
@@ -187,6 +186,8 @@ def check_schema(doc: dict[str, Any]) -> None:
     It runs on a copy: nbformat repairs missing or duplicate cell ids in the
     object it is given, and its deprecation warnings are not the model's business.
     """
+    import nbformat  # noqa: PLC0415  (deferred: it imports jsonschema, which every start paid)
+
     minor = doc.get("nbformat_minor")
     version_minor = minor if type(minor) is int and minor >= 0 else None
     try:

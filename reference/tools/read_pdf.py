@@ -13,13 +13,16 @@ import io
 import logging
 import re
 from collections.abc import Mapping
-from typing import Any, Final, NamedTuple
-
-from pypdf import PdfReader, PdfWriter
-from pypdf.errors import DependencyError
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from reference import errors, fileio
 from reference.tool import ContentBlock, ToolResult
+
+if TYPE_CHECKING:
+    from pypdf import PdfReader
+
+# pypdf (and the Pillow it imports) load on the first PDF Read, in ``_open``
+# and ``_subset``: every other call, and the engine's start, would pay for them.
 
 MAX_PAGES_PER_CALL: Final = 20  # PDF-PAGES-2
 MAX_PAGES_WITHOUT_RANGE: Final = 10  # PDF-REQUIRE-1
@@ -84,6 +87,9 @@ def check_range_length(value: str, pages: PageRange) -> None:
 
 def _open(data: bytes) -> tuple[PdfReader, int]:
     """PDF-OPEN-1: the parsed document and its page count."""
+    from pypdf import PdfReader  # noqa: PLC0415  (deferred, see above)
+    from pypdf.errors import DependencyError  # noqa: PLC0415
+
     try:
         reader = PdfReader(io.BytesIO(data))
     except DependencyError as exc:  # only encryption needs a dependency to open
@@ -100,6 +106,8 @@ def _open(data: bytes) -> tuple[PdfReader, int]:
 
 def _subset(reader: PdfReader, pages: PageRange) -> bytes:
     """PDF-SEND-1: a new PDF holding exactly the selected pages, in order."""
+    from pypdf import PdfWriter  # noqa: PLC0415  (deferred, see above _open)
+
     writer = PdfWriter()
     buffer = io.BytesIO()
     try:
