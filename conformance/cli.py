@@ -61,7 +61,7 @@ from conformance.registry import (
 )
 from conformance.reports import FORMATS, RunInfo, write_report
 from conformance.results import Outcome, ScenarioResult
-from conformance.runner import DEFAULT_FIXTURES, Runner
+from conformance.runner import DEFAULT_FIXTURES, HOST_PATHS_REASON, Runner
 from conformance.scenario import Scenario, discover, load_scenarios
 from conformance.selection import citing_filter
 from conformance.xfail import apply_expected_failures, load_expected_failures, unknown_entries
@@ -126,6 +126,12 @@ def _parser() -> argparse.ArgumentParser:
         "--fixtures", type=Path, default=DEFAULT_FIXTURES, help="what {fixtures} expands to"
     )
     run.add_argument("--keep", action="store_true", help="keep each scenario's sandbox on disk")
+    run.add_argument(
+        "--host-paths",
+        action="store_true",
+        help="also run the scenarios aiming at real host paths (/dev/null, ~) when the "
+        "implementation is not isolated: one that fails them may harm this host (PROTO-ISOLATE-2)",
+    )
     run.add_argument(
         "--no-progress", action="store_true", help="print only the summary, not a line per scenario"
     )
@@ -271,6 +277,31 @@ def _add_impl(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=float, default=10.0, help="seconds per request (default 10)"
     )
+    parser.add_argument(
+        "--isolation",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="run adapter processes in namespaces of their own (PROTO-ISOLATE-1): auto (when "
+        "the host permits, the default), on (refuse to run without), off",
+    )
+    parser.add_argument(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a variable of this environment the adapter inherits beyond the allowlist "
+        "(PROTO-ENV-1); repeatable",
+    )
+
+
+def _options(args: argparse.Namespace) -> ConnectorOptions:
+    """The connector options of ``_add_impl``'s arguments."""
+    return ConnectorOptions(
+        timeout=args.timeout,
+        hello_timeout=max(args.timeout, 30.0),
+        isolation=args.isolation,
+        pass_env=tuple(args.pass_env),
+    )
 
 
 def _selected(scenario_id: str, patterns: Sequence[str]) -> bool:
@@ -322,13 +353,13 @@ def _run(args: argparse.Namespace) -> int:
     expected = load_expected_failures(args.expected_failures) if args.expected_failures else {}
     baseline = load_baseline(args.baseline) if args.baseline and args.baseline.exists() else None
     features = None if args.features is None else [f for f in args.features.split(",") if f.strip()]
-    options = ConnectorOptions(timeout=args.timeout, hello_timeout=max(args.timeout, 30.0))
     runner = Runner(
-        connect(args.impl, options),
+        connect(args.impl, _options(args)),
         features=features,
         fixtures=args.fixtures,
         keep=args.keep,
         levels=args.levels,
+        host_paths=args.host_paths,
     )
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     try:
@@ -357,6 +388,14 @@ def _run(args: argparse.Namespace) -> int:
         runner.close()
 
     status = _print_summary(results, console)
+    skipped = [r.id for r in results if r.reason.startswith(HOST_PATHS_REASON)]
+    if skipped:  # PROTO-ISOLATE-2: loudly
+        print(
+            f"\nWARNING: {len(skipped)} scenarios aiming at real host paths were skipped: "
+            f"{args.impl} is not isolated (PROTO-ISOLATE-1 needs Linux and unshare). "
+            f"--host-paths runs them anyway, at the host's risk: {', '.join(skipped)}",
+            file=console,
+        )
     for line in _hello_lines(hello.unreported, hello.inferences, args.levels):
         print(line, file=console)
     # Ids equal file stems, so every scenario that exists is known without loading it.
@@ -527,9 +566,7 @@ def _mutants(args: argparse.Namespace) -> int:
 
 
 def _smoke(args: argparse.Namespace) -> int:
-    connector = connect(
-        args.impl, ConnectorOptions(timeout=args.timeout, hello_timeout=max(args.timeout, 30.0))
-    )
+    connector = connect(args.impl, _options(args))
     try:
         hello = connector.start()
         with tempfile.TemporaryDirectory(prefix="toolconf-smoke-") as base:
