@@ -392,7 +392,8 @@ def _run(args: argparse.Namespace) -> int:
     if skipped:  # PROTO-ISOLATE-2: loudly
         print(
             f"\nWARNING: {len(skipped)} scenarios aiming at real host paths were skipped: "
-            f"{args.impl} is not isolated (PROTO-ISOLATE-1 needs Linux and unshare). "
+            f"{args.impl} is not isolated (in-process connectors never are; adapter processes "
+            "are isolated with Linux and unshare, PROTO-ISOLATE-1). "
             f"--host-paths runs them anyway, at the host's risk: {', '.join(skipped)}",
             file=console,
         )
