@@ -7,10 +7,12 @@ safeguards, used by ``StdioConnector`` for every adapter process:
   the adapter runs in its own mount and PID namespaces. Inside, ``/dev`` is a
   private tmpfs holding bind mounts of the few host devices a tool may open
   (``null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``), ``/proc``
-  is the new PID namespace's own, and the runner's real home directory is
-  mounted read-only. A broken Write of ``/dev/null`` then replaces at most a
-  node of the private tmpfs (a rename onto a bind mount fails with EBUSY), and
-  nothing is written in the real home. ``wrap`` builds the command line; the
+  is the new PID namespace's own, and the whole file system is read-only
+  but for the system temporary directory, where the sandboxes are (so the
+  runner's real home directory is read-only too). A broken Write of
+  ``/dev/null`` then replaces at most a node of the private tmpfs (a rename
+  onto a bind mount fails with EBUSY), and nothing is written in the real
+  home. ``wrap`` builds the command line; the
   second stage, ``python -m conformance.isolation``, runs inside the
   namespaces, makes the mounts and executes the adapter.
 - **Process groups** (PROTO-KILL-1): the adapter is started in a session of
@@ -129,13 +131,13 @@ def wrap(argv: Sequence[str], private: Path, *, readonly: Iterable[Path] = ()) -
     """PROTO-ISOLATE-1: ``argv`` run in fresh mount and PID namespaces.
 
     ``private`` is the connector's own directory (the staging of the private
-    ``/dev`` goes there). The real home and every path in ``readonly`` are
-    mounted read-only inside, except the system temporary directory and
-    ``private`` when they lie beneath one of them.
+    ``/dev`` goes there). The whole file system (``/``), the real home and
+    every path in ``readonly`` are read-only inside, except the system
+    temporary directory (where the runner's sandboxes are) and ``private``.
     """
     stage = [sys.executable, "-m", "conformance.isolation", "--private", str(private)]
     home = real_home()
-    for path in [*([home] if home else []), *readonly]:
+    for path in [Path("/"), *([home] if home else []), *readonly]:
         stage += ["--readonly", str(path)]
     for path in (Path(tempfile.gettempdir()).resolve(), private.resolve()):
         stage += ["--writable", str(path)]
@@ -170,21 +172,30 @@ def _under(path: Path, parents: Iterable[Path]) -> bool:
 
 
 def _stage_two(private: Path, readonly: list[Path], writable: list[Path], argv: list[str]) -> int:
-    """Inside the namespaces: the private /dev, read-only paths, then exec ``argv``."""
+    """Inside the namespaces: the private /dev, read-only paths, writable holes, exec ``argv``.
+
+    ``/`` is made read-only by remounting this namespace's copy of the root
+    mount; any other read-only path gets a read-only bind mount of its own.
+    A writable path beneath a read-only one gets a writable bind mount.
+    """
     _private_dev(private)
     done: list[Path] = []
     for path in readonly:
-        if not path.is_dir() or path == Path("/"):
+        if not path.is_dir() or _under(path, writable):
             continue
-        _mount("--bind", str(path), str(path))
+        if path != Path("/"):
+            _mount("--bind", str(path), str(path))
         _mount("-o", "remount,bind,ro", str(path))
         done.append(path)
     for path in writable:
-        if _under(path, done) and path.is_dir():
+        if path.is_dir() and _under(path, done):
             _mount("--bind", str(path), str(path))
             _mount("-o", "remount,bind,rw", str(path))
-    os.execvp(argv[0], argv)
-    return 127  # pragma: no cover - execvp does not return
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        print(f"toolconf isolation: cannot run {argv[0]}: {exc}", file=sys.stderr)
+    return 127
 
 
 def kill_tree(pid: int) -> None:

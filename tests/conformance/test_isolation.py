@@ -12,6 +12,7 @@ import json
 import os
 import stat
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,7 +72,9 @@ def _spawn(connector: StdioConnector) -> tuple[str, list[int]]:
     seconds = f"300.{uuid.uuid4().int % 10**9:09d}"
     answer = json.loads(_call(connector, "Spawn", seconds=seconds)["content"])
     assert len(answer) == 2
-    pids = _sleepers(seconds)
+    deadline = time.monotonic() + 10
+    while len(pids := _sleepers(seconds)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert len(pids) == 2
     return seconds, pids
 
