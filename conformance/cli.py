@@ -239,7 +239,53 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=60.0, help="seconds per request (default 60)"
     )
     bench.set_defaults(command=_bench)
+
+    stress = commands.add_parser(
+        "stress",
+        help="attack an implementation: SIGKILL during writes, a protocol fuzzer, hostile "
+        "files, permission bypasses (PROTO-STRESS-1)",
+    )
+    stress.add_argument(
+        "--impl",
+        default=None,
+        help="stdio:COMMAND | mutant:NAME (default: the reference adapter with this Python)",
+    )
+    stress.add_argument("--only", metavar="C,...", help="classes: kills, fuzz, hostile, bypass")
+    stress.add_argument(
+        "--full", action="store_true", help="the full counts: 1,000 kills, 10,000 lines, 4 MB files"
+    )
+    stress.add_argument("--seed", type=int, help="the seed of every random choice (default 12)")
+    stress.add_argument("--kills", type=int, help="SIGKILLs during Write and Edit (default 6)")
+    stress.add_argument("--file-mb", type=float, help="size of each killed file (default 1)")
+    stress.add_argument("--lines", type=int, help="fuzz lines (default 300)")
+    stress.add_argument("--line-timeout", type=float, help="seconds per fuzz line (default 5)")
+    stress.add_argument(
+        "--big-line-mb", type=float, help="the hostile one-line file's size (default 20)"
+    )
+    stress.add_argument("--slow", type=float, help="a hostile item over this is slow (default 2)")
+    stress.add_argument("--timeout", type=float, help="seconds per request (default 5)")
+    stress.add_argument("--race-rounds", type=int, help="cap on each race case's rounds")
+    stress.add_argument("--cases", type=Path, help="bypass cases YAML (default bypass-cases.yaml)")
+    stress.add_argument(
+        "--json", type=Path, default=Path("toolconf-stress.json"), help="the figures file"
+    )
+    stress.add_argument("--isolation", choices=("auto", "on", "off"), default="auto")
+    stress.add_argument("--pass-env", action="append", default=[], metavar="NAME")
+    stress.set_defaults(command=_stress)
     return parser
+
+
+def _stress(args: argparse.Namespace) -> int:
+    from conformance.reliability.common import DEFAULT_IMPL  # noqa: PLC0415
+    from conformance.reliability.stress import config_from, run_stress  # noqa: PLC0415
+
+    args.impl = args.impl or DEFAULT_IMPL
+    try:
+        config = config_from(args, full=args.full)
+    except ValueError as exc:
+        print(f"stress: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return run_stress(config, sys.stdout, args.json)
 
 
 def _levels(text: str) -> tuple[str, ...]:

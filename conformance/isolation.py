@@ -135,7 +135,8 @@ def wrap(argv: Sequence[str], private: Path, *, readonly: Iterable[Path] = ()) -
     every path in ``readonly`` are read-only inside, except the system
     temporary directory (where the runner's sandboxes are) and ``private``.
     """
-    stage = [sys.executable, "-m", "conformance.isolation", "--private", str(private)]
+    # Run as a file, not ``-m``: the second stage needs the standard library only.
+    stage = [sys.executable, "-I", os.path.abspath(__file__), "--private", str(private)]
     home = real_home()
     for path in [Path("/"), *([home] if home else []), *readonly]:
         stage += ["--readonly", str(path)]
