@@ -11,7 +11,13 @@ and for ``call``:
 - ``Spawn``: starts two ``sleep SECONDS`` children (``seconds`` of the
   input, default 300), the second in a session of its own, and answers
   their pids (as its PID namespace numbers them);
-- ``Hang``: never answers.
+- ``Hang``: never answers;
+- ``Read``: answers the first MiB of ``file_path``, whatever it is (a FIFO
+  blocks it), without any permission check.
+
+With ``RECKLESS_TEAR=1`` in its environment, Write and Edit rewrite the file
+in place in small chunks with pauses, so a SIGKILL leaves it torn. A line
+that is not JSON kills it (a crash, for the fuzzer to find).
 
 Every other tool gets ``ok``.
 """
@@ -26,8 +32,30 @@ import time
 from typing import Any
 
 
+def _tear(path: str, text: str) -> None:
+    """Write in place, in small flushed chunks with pauses: a kill tears the file."""
+    data = text.encode("utf-8")
+    with open(path, "wb") as handle:
+        for at in range(0, len(data), 4096):
+            handle.write(data[at : at + 4096])
+            handle.flush()
+            time.sleep(0.002)
+
+
 def _call(use: dict[str, Any]) -> str:
     name, given = use.get("name"), use.get("input") or {}
+    tearing = os.environ.get("RECKLESS_TEAR") == "1"
+    if name == "Write" and tearing:
+        _tear(given["file_path"], given["content"])
+        return "torn on purpose"
+    if name == "Edit" and tearing:
+        with open(given["file_path"], encoding="utf-8") as handle:
+            old = handle.read()
+        _tear(given["file_path"], old.replace(given["old_string"], given["new_string"]))
+        return "torn on purpose"
+    if name == "Read":
+        with open(os.path.expanduser(given["file_path"]), "rb") as handle:
+            return handle.read(1 << 20).decode("utf-8", "replace")
     if name == "Write":
         path = os.path.expanduser(given["file_path"])
         temporary = f"{path}.reckless-{os.getpid()}"
