@@ -211,3 +211,34 @@ def test_an_adapter_starts_with_a_scrubbed_environment_and_a_private_home(
         if k not in allowed and not k.startswith(("LC_", "TOOLSYS_", "TOOLCONF_TEST_"))
     }
     assert extra <= {"PWD", "SHLVL", "_"}  # what a shell or Python itself may add
+
+
+@pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
+def test_a_hook_of_a_timed_out_adapter_is_killed_too(isolation: str, tmp_path: Path) -> None:
+    """The reference adapter runs a hook in a session of its own; the adapter's timeout kills it."""
+    seconds = f"300.{uuid.uuid4().int % 10**9:09d}"
+    root = tmp_path / "root"
+    (root / "home").mkdir(parents=True)
+    (root / "a.txt").write_text("a\n")
+    hook = {"type": "command", "command": f"sleep {seconds}", "timeout": 600}
+    session = {
+        "root": str(root),
+        "cwd": str(root),
+        "env": {"HOME": str(root / "home")},
+        "settings": {
+            "projectSettings": {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]}}
+        },
+        "prompt": "allow",
+        "session_dir": str(tmp_path / "session"),
+    }
+    options = ConnectorOptions(timeout=2.0, hello_timeout=60.0, isolation=isolation)  # type: ignore[arg-type]
+    connector = StdioConnector([sys.executable, "-m", "reference.adapter"], options=options)
+    connector.start()
+    try:
+        connector.request({"cmd": "begin", "session": session})
+        with pytest.raises(AdapterTimeout):
+            _call(connector, "Read", file_path=str(root / "a.txt"))
+        assert len(_sleepers(seconds)) == 1  # the hook is running, in a group of its own
+    finally:
+        connector.close()
+    assert wait_gone(_sleepers(seconds), 5.0) == []
