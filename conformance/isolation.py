@@ -136,7 +136,13 @@ def wrap(argv: Sequence[str], private: Path, *, readonly: Iterable[Path] = ()) -
     temporary directory (where the runner's sandboxes are) and ``private``.
     """
     # Run as a file, not ``-m``: the second stage needs the standard library only.
-    stage = [sys.executable, "-I", os.path.abspath(__file__), "--private", str(private)]
+    stage = [
+        os.path.abspath(sys.executable),
+        "-I",
+        os.path.abspath(__file__),
+        "--private",
+        str(private),
+    ]
     home = real_home()
     for path in [Path("/"), *([home] if home else []), *readonly]:
         stage += ["--readonly", str(path)]

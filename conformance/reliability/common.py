@@ -34,7 +34,7 @@ __all__ = [
     "tool_use",
 ]
 
-DEFAULT_IMPL = f"stdio:{shlex.quote(sys.executable)} -m reference.adapter"
+DEFAULT_IMPL = f"stdio:{shlex.quote(os.path.abspath(sys.executable))} -m reference.adapter"
 """The reference adapter, run with this Python."""
 
 BIG_TOKENS = "100000000"
