@@ -68,6 +68,8 @@ class Line:
     data: bytes
     seq: int | None
     family: str
+    resets: bool = False
+    """The line may have begun or ended the session: the harness begins it again after."""
 
 
 _WRONG: Final[tuple[Any, ...]] = (
@@ -87,6 +89,20 @@ _WRONG: Final[tuple[Any, ...]] = (
     {},
     {"a": None},
 )
+
+
+def _begin(root: str) -> dict[str, Any]:
+    session = {
+        "root": root,
+        "cwd": root,
+        "env": {"HOME": f"{root}/home"},
+        "home": f"{root}/home",
+        "settings": {"userSettings": {"permissions": {"deny": ["Read(/secret/**)"]}}},
+        "prompt": "deny",
+        "test_tools": False,
+        "session_dir": f"{root}/../fuzz-session",
+    }
+    return {"cmd": "begin", "session": session}
 
 
 def _templates(root: str) -> list[dict[str, Any]]:
@@ -109,6 +125,8 @@ def _templates(root: str) -> list[dict[str, Any]]:
         {"cmd": "call", "tool_use": grep},
         {"cmd": "message", "content": [read, grep]},
         {"cmd": "message", "content": [write, bash, read]},
+        _begin(root),
+        {"cmd": "end"},
     ]
 
 
@@ -186,7 +204,8 @@ class _Maker:
         body = self.template(seq)
         paths = [p for p in _paths(body) if p and p != ("seq",)]
         path = self.rnd.choice(paths)
-        return Line(_dump(_replace(body, path, self.rnd.choice(_WRONG))), seq, "wrong_type")
+        resets = body["cmd"] in ("begin", "end")
+        return Line(_dump(_replace(body, path, self.rnd.choice(_WRONG))), seq, "wrong_type", resets)
 
     def deep(self, seq: int) -> Line:
         depth = self.rnd.choice([100, 1000, 5000, 50000])
@@ -281,6 +300,8 @@ def run_fuzz(
             figures.by_family[line.family] = figures.by_family.get(line.family, 0) + 1
             figures.max_line_bytes = max(figures.max_line_bytes, len(line.data))
             problem = _one(adapter, line, line_timeout, figures)
+            if line.resets and not problem:
+                box.begin(adapter, prompt="deny")
             if problem:
                 figures.failed_families[line.family] = (
                     figures.failed_families.get(line.family, 0) + 1
