@@ -5,7 +5,10 @@ endings, UTF-16LE with a BOM, a file with mode 0750, and a file reached
 through a symlink. Each kill: a fresh adapter and session, a Read of the
 whole file (so Write and Edit may change it), then a Write of new content or
 an Edit replacing a token on every line, and a SIGKILL of the adapter's whole
-process tree at a random moment within the operation's measured duration.
+process tree at a random moment: for half the kills within the write window
+(from the first new directory entry to the file's change, as an unkilled
+run of the same operation showed it), for the other half anywhere within
+that run's duration.
 The file must then hold its old text or its new text (decoded in its
 encoding, line endings normalized), never anything else; its mode and the
 symlink must survive. Files in the directory that the harness did not make
@@ -19,6 +22,7 @@ import json
 import os
 import random
 import stat
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,7 +181,7 @@ def run_kills(
     work.mkdir()
     files = [_File(kind, work, size, rnd) for kind in KINDS]
     expected = set().union(*(f.names() for f in files))
-    durations: dict[tuple[str, str], float] = {}
+    durations: dict[tuple[str, str], _Timing] = {}
     seen: set[str] = set()
     try:
         for index in range(kills):
@@ -228,31 +232,78 @@ def _read_whole(adapter: RawAdapter, target: _File) -> bool:
     return not answer.get("error") and not answer["tool_result"].get("is_error")
 
 
+@dataclass(frozen=True, slots=True)
+class _Timing:
+    """One unkilled operation, timed: the whole call, and when the disk first changed."""
+
+    seconds: float
+    write_begins: float
+    """When a new entry first appeared in the directory (a temporary file), else the change."""
+    write_ends: float
+    """When the file itself first changed (its inode, size or mtime)."""
+
+    def delay(self, rnd: random.Random) -> float:
+        """Half the kills aim at the write window, half anywhere in the call."""
+        if rnd.random() < 0.5 and self.write_ends > 0:
+            return rnd.uniform(self.write_begins * 0.8, self.write_ends * 1.1)
+        return rnd.uniform(0.0, max(self.seconds, 0.005) * 1.1)
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def _calibrate(
     adapter: RawAdapter, target: _File, op: str, timeout: float, figures: KillFigures
-) -> float:
-    """Run ``op`` once unkilled; its duration, and the file moves to its new text."""
+) -> _Timing:
+    """Run ``op`` once unkilled, watching the disk; the file moves to its new text."""
     use, new = target.operation(op, f"calibrate-{op}")
+    directory = target.real.parent
+    names, before = set(os.listdir(directory)), _signature(target.real)
+    marks: dict[str, float] = {}
+    stop = threading.Event()
     started = time.perf_counter()
-    answer = adapter.request_raw({"cmd": "call", "tool_use": use})
-    seconds = time.perf_counter() - started
+
+    def watch() -> None:
+        while not stop.is_set() and "changed" not in marks:
+            now = time.perf_counter() - started
+            if "entry" not in marks and set(os.listdir(directory)) - names:
+                marks["entry"] = now
+            if _signature(target.real) != before:
+                marks["changed"] = now
+            time.sleep(0.0005)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        answer = adapter.request_raw({"cmd": "call", "tool_use": use})
+    finally:
+        seconds = time.perf_counter() - started
+        stop.set()
+        watcher.join(timeout=2)
+    changed = marks.get("changed", 0.0)
+    timing = _Timing(seconds, marks.get("entry", changed), changed)
     if answer.get("error") or answer["tool_result"].get("is_error"):
         figures.setup_failures += 1
         figures.failures.append(f"calibration {op} of {target.kind.name} refused: {answer}"[:300])
-        return seconds
+        return timing
     if target.state() == new:
         target.advance(new)
     else:
         figures.failures.append(f"calibration {op} of {target.kind.name}: unexpected content")
         target.restore()
-    return seconds
+    return timing
 
 
 def _kill_once(
     adapter: RawAdapter,
     target: _File,
     op: str,
-    duration: float,
+    timing: _Timing,
     *,
     rnd: random.Random,
     figures: KillFigures,
@@ -261,7 +312,7 @@ def _kill_once(
     use, new = target.operation(op, f"kill-{index}")
     seq = 10_000_000 + index
     body = {"seq": seq, "cmd": "call", "tool_use": use}
-    delay = rnd.uniform(0.0, max(duration, 0.005) * 1.1)
+    delay = timing.delay(rnd)
     adapter.send_line(json.dumps(body).encode("utf-8"))
     time.sleep(delay)
     answered = bool(adapter.drain(0))
