@@ -310,8 +310,8 @@ def run_fuzz(
                     figures.failures.append(f"{line.family}: {problem}: {line.data[:160]!r}")
                 if not adapter.alive() or problem.startswith(("crash", "hang")):
                     _fresh(adapter, box)
-                else:
-                    _resync(adapter, line_timeout, figures)
+                elif not problem.startswith("more than one"):
+                    figures.extra_answers += _resync(adapter, line_timeout)
         figures.session_works_after = _works(adapter, box)
     except AdapterFailure as exc:
         figures.failures.append(f"the adapter could not be (re)started: {exc}")
@@ -349,25 +349,29 @@ def _one(adapter: RawAdapter, line: Line, timeout: float, figures: FuzzFigures) 
         return f"bad answer (not an object): {answer[:120]!r}"
     got = parsed.get("seq")
     want_ok = got == line.seq if line.seq is not None else got is None or isinstance(got, int)
-    extra = adapter.drain(0.0)
-    if extra:
-        figures.extra_answers += len(extra)
-        return f"{len(extra) + 1} answers to one line: {extra[0][:120]!r}"
     if not want_ok:
         figures.wrong_seq += 1
         return f"answer has seq {got!r}, expected {line.seq!r}"
+    # An answer without a seq could be one of several (a raw CR splitting the
+    # line): a sentinel shows whether more answers come before its own.
+    extra = _resync(adapter, timeout) if line.seq is None else len(adapter.drain(0.0))
+    if extra:
+        figures.extra_answers += extra
+        return f"more than one answer to one line ({got!r} first)"
     return ""
 
 
 _SENTINEL: Final = 999_999
 
 
-def _resync(adapter: RawAdapter, timeout: float, figures: FuzzFigures) -> None:
-    """After a wrong answer: a ``tools`` sentinel, and every line before its answer is extra.
+def _resync(adapter: RawAdapter, timeout: float) -> int:
+    """A ``tools`` sentinel; the answers that come before its own, counted.
 
-    So a line answered twice (a raw CR splitting it) is counted once, and
-    the next line is judged on its own answer.
+    After a wrong answer this brings the stream back in step (a line
+    answered twice is then counted once); after an answer without a seq it
+    shows whether the line was answered more than once.
     """
+    extra = 0
     try:
         adapter.send_line(_dump({"seq": _SENTINEL, "cmd": "tools"}))
         deadline = time.monotonic() + timeout
@@ -375,10 +379,11 @@ def _resync(adapter: RawAdapter, timeout: float, figures: FuzzFigures) -> None:
             answer = adapter.read_line(max(0.01, deadline - time.monotonic()))
             with contextlib.suppress(UnicodeDecodeError, ValueError, AttributeError):
                 if json.loads(answer.decode("utf-8")).get("seq") == _SENTINEL:
-                    return
-            figures.extra_answers += 1
+                    return extra
+            extra += 1
     except AdapterFailure:
-        return
+        pass
+    return extra
 
 
 def _works(adapter: RawAdapter, box: Sandbox) -> bool:
