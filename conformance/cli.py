@@ -66,7 +66,7 @@ from conformance.registry import (
 )
 from conformance.reports import FORMATS, RunInfo, write_report
 from conformance.results import Outcome, ScenarioResult
-from conformance.runner import DEFAULT_FIXTURES, Runner
+from conformance.runner import DEFAULT_FIXTURES, HOST_PATHS_REASON, Runner
 from conformance.scenario import Scenario, discover, load_scenarios
 from conformance.selection import citing_filter
 from conformance.xfail import apply_expected_failures, load_expected_failures, unknown_entries
@@ -142,6 +142,12 @@ def _parser() -> argparse.ArgumentParser:
         "--fixtures", type=Path, default=DEFAULT_FIXTURES, help="what {fixtures} expands to"
     )
     run.add_argument("--keep", action="store_true", help="keep each scenario's sandbox on disk")
+    run.add_argument(
+        "--host-paths",
+        action="store_true",
+        help="also run the scenarios aiming at real host paths (/dev/null, ~) when the "
+        "implementation is not isolated: one that fails them may harm this host (PROTO-ISOLATE-2)",
+    )
     run.add_argument(
         "--no-progress", action="store_true", help="print only the summary, not a line per scenario"
     )
@@ -255,6 +261,39 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=60.0, help="seconds per request (default 60)"
     )
     bench.set_defaults(command=_bench)
+
+    stress = commands.add_parser(
+        "stress",
+        help="attack an implementation: SIGKILL during writes, a protocol fuzzer, hostile "
+        "files, permission bypasses (PROTO-STRESS-1)",
+    )
+    stress.add_argument(
+        "--impl",
+        default=None,
+        help="stdio:COMMAND | mutant:NAME (default: the reference adapter with this Python)",
+    )
+    stress.add_argument("--only", metavar="C,...", help="classes: kills, fuzz, hostile, bypass")
+    stress.add_argument(
+        "--full", action="store_true", help="the full counts: 1,000 kills, 10,000 lines, 4 MB files"
+    )
+    stress.add_argument("--seed", type=int, help="the seed of every random choice (default 12)")
+    stress.add_argument("--kills", type=int, help="SIGKILLs during Write and Edit (default 6)")
+    stress.add_argument("--file-mb", type=float, help="size of each killed file (default 1)")
+    stress.add_argument("--lines", type=int, help="fuzz lines (default 300)")
+    stress.add_argument("--line-timeout", type=float, help="seconds per fuzz line (default 5)")
+    stress.add_argument(
+        "--big-line-mb", type=float, help="the hostile one-line file's size (default 20)"
+    )
+    stress.add_argument("--slow", type=float, help="a hostile item over this is slow (default 2)")
+    stress.add_argument("--timeout", type=float, help="seconds per request (default 5)")
+    stress.add_argument("--race-rounds", type=int, help="cap on each race case's rounds")
+    stress.add_argument("--cases", type=Path, help="bypass cases YAML (default bypass-cases.yaml)")
+    stress.add_argument(
+        "--json", type=Path, default=Path("toolconf-stress.json"), help="the figures file"
+    )
+    stress.add_argument("--isolation", choices=("auto", "on", "off"), default="auto")
+    stress.add_argument("--pass-env", action="append", default=[], metavar="NAME")
+    stress.set_defaults(command=_stress)
     return parser
 
 
@@ -276,6 +315,17 @@ def _report_paths(args: argparse.Namespace) -> list[tuple[str, str]]:
     for fmt, path in args.reports:
         chosen.append((fmt, path or args.output or f"toolconf-report.{_EXTENSIONS[fmt]}"))
     return chosen
+def _stress(args: argparse.Namespace) -> int:
+    from conformance.reliability.common import DEFAULT_IMPL  # noqa: PLC0415
+    from conformance.reliability.stress import config_from, run_stress  # noqa: PLC0415
+
+    args.impl = args.impl or DEFAULT_IMPL
+    try:
+        config = config_from(args, full=args.full)
+    except ValueError as exc:
+        print(f"stress: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return run_stress(config, sys.stdout, args.json)
 
 
 def _levels(text: str) -> tuple[str, ...]:
@@ -312,6 +362,31 @@ def _add_impl(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout", type=float, default=10.0, help="seconds per request (default 10)"
+    )
+    parser.add_argument(
+        "--isolation",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="run adapter processes in namespaces of their own (PROTO-ISOLATE-1): auto (when "
+        "the host permits, the default), on (refuse to run without), off",
+    )
+    parser.add_argument(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a variable of this environment the adapter inherits beyond the allowlist "
+        "(PROTO-ENV-1); repeatable",
+    )
+
+
+def _options(args: argparse.Namespace) -> ConnectorOptions:
+    """The connector options of ``_add_impl``'s arguments."""
+    return ConnectorOptions(
+        timeout=args.timeout,
+        hello_timeout=max(args.timeout, 30.0),
+        isolation=args.isolation,
+        pass_env=tuple(args.pass_env),
     )
 
 
@@ -367,13 +442,13 @@ def _run(args: argparse.Namespace) -> int:
     expected = load_expected_failures(args.expected_failures) if args.expected_failures else {}
     baseline = load_baseline(args.baseline) if args.baseline and args.baseline.exists() else None
     features = None if args.features is None else [f for f in args.features.split(",") if f.strip()]
-    options = ConnectorOptions(timeout=args.timeout, hello_timeout=max(args.timeout, 30.0))
     runner = Runner(
-        connect(args.impl, options),
+        connect(args.impl, _options(args)),
         features=features,
         fixtures=args.fixtures,
         keep=args.keep,
         levels=args.levels,
+        host_paths=args.host_paths,
     )
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     try:
@@ -402,6 +477,15 @@ def _run(args: argparse.Namespace) -> int:
         runner.close()
 
     status = _print_summary(results, console)
+    skipped = [r.id for r in results if r.reason.startswith(HOST_PATHS_REASON)]
+    if skipped:  # PROTO-ISOLATE-2: loudly
+        print(
+            f"\nWARNING: {len(skipped)} scenarios aiming at real host paths were skipped: "
+            f"{args.impl} is not isolated (in-process connectors never are; adapter processes "
+            "are isolated with Linux and unshare, PROTO-ISOLATE-1). "
+            f"--host-paths runs them anyway, at the host's risk: {', '.join(skipped)}",
+            file=console,
+        )
     for line in _hello_lines(hello.unreported, hello.inferences, args.levels):
         print(line, file=console)
     # Ids equal file stems, so every scenario that exists is known without loading it.
@@ -612,9 +696,7 @@ def _mutants(args: argparse.Namespace) -> int:
 
 
 def _smoke(args: argparse.Namespace) -> int:
-    connector = connect(
-        args.impl, ConnectorOptions(timeout=args.timeout, hello_timeout=max(args.timeout, 30.0))
-    )
+    connector = connect(args.impl, _options(args))
     try:
         hello = connector.start()
         with tempfile.TemporaryDirectory(prefix="toolconf-smoke-") as base:

@@ -25,12 +25,15 @@ import json
 import os
 import queue
 import shlex
+import shutil
 import subprocess
+import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import IO, Any, Protocol, TypeAlias, cast
+from pathlib import Path
+from typing import IO, Any, Literal, Protocol, TypeAlias, cast
 
 from conformance.errors import (
     AdapterCrash,
@@ -42,7 +45,9 @@ from conformance.errors import (
     ConformanceError,
     ProtocolError,
 )
+from conformance.isolation import descendants, isolation_available, kill_tree, scrubbed_env, wrap
 from conformance.protocol import PROTOCOL_VERSION, Hello, check_answer, parse_hello
+from conformance.sandbox import remove_tree
 
 __all__ = [
     "Connector",
@@ -76,6 +81,11 @@ class ConnectorOptions:
     """Seconds to wait for each response."""
     hello_timeout: float = 30.0
     """Seconds to wait for the first response, which may include start-up."""
+    isolation: Literal["auto", "on", "off"] = "auto"
+    """PROTO-ISOLATE-1 for adapter processes: ``auto`` isolates when the host
+    permits, ``on`` refuses to start without isolation, ``off`` never isolates."""
+    pass_env: tuple[str, ...] = ()
+    """Names of the runner's variables an adapter inherits beyond the allowlist (PROTO-ENV-1)."""
 
 
 class Connector(Protocol):
@@ -334,6 +344,13 @@ class StdioConnector(_BaseConnector):
     chunks is fine. EOF or an exit is a crash; silence past the timeout is a
     timeout; anything but one JSON object per line is a protocol error. After
     any of these the process is killed by ``close``/``restart``.
+
+    Each start gets a private directory of its own (removed at stop) holding
+    the adapter's ``HOME`` and ``TMPDIR``; the adapter inherits only the
+    allowlisted variables plus ``env`` (PROTO-ENV-1), runs in namespaces of
+    its own when ``options.isolation`` allows and the host permits
+    (PROTO-ISOLATE-1), leads a process group of its own, and stopping it kills
+    that group and every descendant (PROTO-KILL-1).
     """
 
     def __init__(
@@ -352,24 +369,48 @@ class StdioConnector(_BaseConnector):
         self._env = dict(env) if env is not None else None
         self._cwd = cwd
         self._process: subprocess.Popen[bytes] | None = None
+        self._private: Path | None = None
+        self.isolated = False
+        """Whether the running adapter is isolated (PROTO-ISOLATE-1)."""
         self._lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._stderr: collections.deque[bytes] = collections.deque()
         self._stderr_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
 
     def _launch(self) -> None:
+        mode = self.options.isolation
+        isolate = mode == "on" or (mode == "auto" and isolation_available())
+        if mode == "on" and not isolation_available():
+            raise AdapterCrash(
+                "isolation is required but unavailable here (PROTO-ISOLATE-1: Linux and unshare)"
+            )
+        private = Path(os.path.realpath(tempfile.mkdtemp(prefix="toolconf-impl-")))
+        env = scrubbed_env(private, extra=self._env, passed=self.options.pass_env)
+        argv = self.argv
+        if isolate:
+            program = self.argv[0]
+            if "/" in program and self._cwd and not os.path.isabs(program):
+                program = os.path.join(self._cwd, program)
+            if shutil.which(program, path=env["PATH"]) is None:
+                remove_tree(private)
+                raise AdapterCrash(f"cannot start {shlex.join(self.argv)}: no such program")
+            argv = wrap(self.argv, private)
         try:
             process = subprocess.Popen(
-                self.argv,
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=self._env,
+                env=env,
                 cwd=self._cwd,
+                start_new_session=True,  # PROTO-KILL-1
             )
         except OSError as exc:
+            remove_tree(private)
             raise AdapterCrash(f"cannot start {shlex.join(self.argv)}: {exc}") from exc
         self._process = process
+        self._private = private
+        self.isolated = isolate
         lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._lines = lines
         assert process.stdout is not None
@@ -429,26 +470,38 @@ class StdioConnector(_BaseConnector):
         return ""
 
     def _stop(self, *, force: bool) -> None:
-        """Close stdin and let the adapter exit (EOF means exit 0); kill it if forced or slow."""
+        """Close stdin and let the adapter exit (EOF means exit 0); kill it if forced or slow.
+
+        Either way its process group and every descendant found before it
+        exited are killed then (PROTO-KILL-1): nothing it started outlives it.
+        """
         process, self._process = self._process, None
+        private, self._private = self._private, None
         self._hello = None
         if process is None:
             return
+        family = descendants(process.pid)
         if force:
-            process.kill()
+            kill_tree(process.pid)
         if process.stdin is not None:
             with contextlib.suppress(OSError):
                 process.stdin.close()
         try:
             process.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
-            process.kill()
+            kill_tree(process.pid)
             process.wait(timeout=5.0)
+        kill_tree(process.pid)  # PROTO-KILL-1: what it left in its group
+        for pid in family:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, 9)
         for thread in self._threads:
             thread.join(timeout=2.0)
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
+        if private is not None:
+            remove_tree(private)
 
 
 def _read_some(fd: int) -> bytes:

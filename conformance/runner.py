@@ -43,7 +43,10 @@ from conformance.sandbox import Sandbox
 from conformance.scenario import Scenario
 from conformance.steps import Step, ToolUse, refused
 
-__all__ = ["DEFAULT_FIXTURES", "Runner", "run_scenario"]
+__all__ = ["DEFAULT_FIXTURES", "HOST_PATHS_REASON", "Runner", "run_scenario"]
+
+HOST_PATHS_REASON = "skipped: aims at real host paths and the implementation is not isolated"
+"""PROTO-ISOLATE-2: the reason of such a skip (``--host-paths`` runs it anyway)."""
 
 
 @dataclass(slots=True)
@@ -297,7 +300,9 @@ class Runner:
 
     ``features`` overrides what the implementation declared (to run a subset,
     or to force scenarios on); ``levels`` are the assertion levels that decide
-    pass or fail (default all three). Use as a context manager, or call
+    pass or fail (default all three). A scenario aiming at real host paths is
+    ``not_applicable`` (reason ``HOST_PATHS_REASON``) unless the connector is
+    isolated or ``host_paths`` is true (PROTO-ISOLATE-2). Use as a context manager, or call
     ``start`` and ``close``.
     """
 
@@ -309,8 +314,11 @@ class Runner:
         fixtures: Path = DEFAULT_FIXTURES,
         keep: bool = False,
         levels: Iterable[str] = LEVELS,
+        host_paths: bool = False,
     ) -> None:
         self.connector = connector
+        self.host_paths = host_paths
+        """Run scenarios aiming at real host paths even when not isolated (PROTO-ISOLATE-2)."""
         self.levels = frozenset(levels)
         self.features_override = None if features is None else frozenset(features)
         self.fixtures = fixtures
@@ -360,6 +368,17 @@ class Runner:
                     message=f"cannot (re)start the implementation: {exc}",
                     stderr=self.connector.take_stderr(),
                 )
+        if scenario.host_paths and not self.host_paths and not self.isolated:
+            return ScenarioResult(
+                id=scenario.id,
+                outcome=Outcome.NOT_APPLICABLE,
+                title=scenario.title,
+                spec=scenario.spec,
+                level=scenario.level,
+                area=scenario.area,
+                path=str(scenario.path) if scenario.path else None,
+                reason=f"{HOST_PATHS_REASON} ({', '.join(scenario.host_paths)})",
+            )
         result = run_scenario(
             scenario,
             self.connector,
@@ -371,6 +390,11 @@ class Runner:
         )
         self._broken = result.connection_broken
         return result
+
+    @property
+    def isolated(self) -> bool:
+        """Whether the implementation runs isolated from the host (PROTO-ISOLATE-1)."""
+        return bool(getattr(self.connector, "isolated", False))
 
     def run_all(self, scenarios: Iterable[Scenario]) -> Iterator[ScenarioResult]:
         """Run scenarios in order, yielding each result as it is known."""

@@ -139,6 +139,8 @@ class Scenario:
     spec: tuple[str, ...]
     level: Level
     requires: tuple[str, ...] = ()
+    host_paths: tuple[str, ...] = ()
+    """Real host paths outside the sandbox the calls aim at (PROTO-ISOLATE-2)."""
     setup: Setup = field(default_factory=Setup)
     steps: tuple[Step, ...] = ()
     final: tuple[FinalFile, ...] = ()
@@ -519,6 +521,7 @@ def _build(located: Located, *, path: Path | None, area: str) -> Scenario:
         spec=tuple(data["spec"]),
         level=data["level"],
         requires=tuple(data.get("requires", ())),
+        host_paths=tuple(data.get("host_paths", ())),
         setup=setup,
         steps=steps,
         final=final,
