@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from reference.permissions import bash_parse
+
 PathDenied = Callable[[str], bool]
 """BASH-PERM-1: whether an argument, taken as a path, matches a ``Read`` deny rule."""
 
@@ -280,17 +282,27 @@ def specifier_matches(specifier: str, part: str) -> bool:
 
 
 def deny_rule_matches(specifier: str, command: str) -> bool:
-    """PERM-BASH-2: a deny or ask specifier applies to ``command``.
+    """PERM-BASH-2 and PERM-BASH-4: a deny or ask specifier applies to ``command``.
 
-    It applies when it matches the whole command or any part with its leading
-    assignments removed; a command that cannot be split is matched whole only.
+    It applies when it matches the whole command, any part with its leading
+    assignments removed (a command that cannot be split is matched whole
+    only), or any simple command the shell grammar finds at any nesting level
+    (``texts`` of ``bash_parse.SimpleCommand``); and whenever a simple
+    command's program is computed by the shell (PERM-BASH-4).
     """
     if specifier_matches(specifier, command):
         return True
     parts = split_command(command)
-    if parts is None:
-        return False
-    return any(specifier_matches(specifier, strip_assignments(part)) for part in parts)
+    if parts is not None and any(
+        specifier_matches(specifier, strip_assignments(part)) for part in parts
+    ):
+        return True
+    for simple in bash_parse.parse(command).commands:  # PERM-BASH-4
+        if simple.dynamic_name:
+            return True
+        if any(specifier_matches(specifier, text) for text in simple.texts()):
+            return True
+    return False
 
 
 def allow_rule_matches(specifier: str, part: str) -> bool:

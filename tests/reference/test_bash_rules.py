@@ -173,7 +173,7 @@ def test_specifier_matching(specifier: str, part: str, matches: bool) -> None:
         ("rm:*", "echo 'a; rm x'", False),
         ("ls && rm x", "ls && rm x", True),  # the whole command
         ("rm:*", "rm 'unbalanced", True),  # unsplittable: matched whole
-        ("rm:*", "ls && rm 'unbalanced", False),  # unsplittable: whole only
+        ("rm:*", "ls && rm 'unbalanced", True),  # PERM-BASH-4: the grammar still finds rm
         ("ls && rm:*", "ls && rm 'unbalanced", True),
     ],
 )
