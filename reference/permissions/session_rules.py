@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 from reference import paths
+from reference.permissions.bash_reach import ReadGuard
 from reference.permissions.rules import Behavior, PathForms, Rule, parse_rule, path_rule_matches
 from reference.session import Session
 from reference.tool import ToolUseContext
@@ -77,3 +78,20 @@ def argument_denied(ctx: ToolUseContext, argument: str) -> bool:
     if paths.has_nul(argument):
         return False
     return matching_deny_rule(ctx.session, ctx.expand(argument), READ_RULES) is not None
+
+
+def read_deny_in_force(session: Session) -> bool:
+    """BASH-PERM-2: whether any ``Read`` deny rule with a path specifier is in force."""
+    return any(
+        rule.tool in READ_RULES and rule.specifier is not None
+        for rule in session_rules(session, "deny")
+    )
+
+
+def read_guard(ctx: ToolUseContext) -> ReadGuard:
+    """BASH-PERM-1 and BASH-PERM-2: the context's ``Read`` deny rules for Bash's checks."""
+    return ReadGuard(
+        active=read_deny_in_force(ctx.session),
+        denied=lambda argument: argument_denied(ctx, argument),
+        cwd=ctx.cwd,
+    )
