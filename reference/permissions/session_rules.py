@@ -16,7 +16,7 @@ import os
 import stat as statmod
 from typing import Final
 
-from reference import paths
+from reference import errors, fileio, paths
 from reference.permissions.bash_reach import ReadGuard
 from reference.permissions.rules import (
     Behavior,
@@ -85,10 +85,13 @@ def matching_deny_rule(session: Session, path: str, tools: tuple[str, ...]) -> R
     return hardlink_rule(session, path, rules)  # PERM-PATH-4
 
 
-def hardlink_rule(session: Session, path: str, rules: list[Rule]) -> Rule | None:
+def hardlink_rule(
+    session: Session, path: str, rules: list[Rule], st: os.stat_result | None = None
+) -> Rule | None:
     """PERM-PATH-4: the first of ``rules`` covering another link of ``path``'s file.
 
-    Only a regular file with more than one link is looked at. Its
+    Only a regular file with more than one link is looked at (``st``, when
+    given, is its ``fstat``; else ``path`` is stat'ed). Its
     ``(st_dev, st_ino)`` is compared with those of the files each rule covers
     under the rule's literal directory (the anchored pattern up to its first
     component with a glob character); a directory too large to check
@@ -96,10 +99,11 @@ def hardlink_rule(session: Session, path: str, rules: list[Rule]) -> Rule | None
     """
     if not rules:
         return None
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
+    if st is None:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return None
     if not statmod.S_ISREG(st.st_mode) or st.st_nlink < 2:
         return None
     key = (st.st_dev, st.st_ino)
@@ -170,3 +174,38 @@ def read_guard(ctx: ToolUseContext) -> ReadGuard:
         denied=lambda argument: argument_denied(ctx, argument),
         cwd=ctx.cwd,
     )
+
+
+def open_guard(ctx: ToolUseContext) -> fileio.OpenGuard | None:
+    """FILE-OPEN-1: the checks a call's opened files go through; None without deny rules.
+
+    A file opened for reading is refused when its real path (or, with several
+    links, its identity, PERM-PATH-4) is covered by a ``Read`` deny rule; a
+    write when the real path it creates or replaces is covered by an ``Edit``
+    or ``Read`` deny rule (PERM-READDENY-1).
+    """
+    session = ctx.session
+    deny = session_rules(session, "deny")
+    if not any(rule.specifier is not None and rule.tool in EDIT_RULES for rule in deny):
+        return None
+
+    def refuse(path: str, rule: Rule) -> None:
+        raise errors.OpenedFileDeniedError(
+            f"{path} is covered by a deny rule in your permission settings ({rule.text}); "
+            "a link changed after the path was checked, so nothing was read or written."
+        )
+
+    def read(real: str, st: os.stat_result) -> None:
+        rules = [rule for rule in deny if rule.tool in READ_RULES]
+        forms = path_forms(session, real)
+        rule = next((r for r in rules if path_rule_applies(r, forms)), None)
+        rule = rule or hardlink_rule(session, real, rules, st)
+        if rule is not None:
+            refuse(real, rule)
+
+    def write(real: str) -> None:
+        rule = matching_deny_rule(session, real, EDIT_RULES)
+        if rule is not None:
+            refuse(real, rule)
+
+    return fileio.OpenGuard(read=read, write=write)

@@ -26,6 +26,7 @@ HOSTILE_IDS = [
 
 @pytest.mark.parametrize("tool_use_id", HOSTILE_IDS)
 def test_hostile_id_is_hashed_inside_tool_results(tmp_path: Path, tool_use_id: str) -> None:
+    """SPEC: RES-PERSIST-3"""
     session = tmp_path / "session"
     session.mkdir()
     _, path = persist("x" * 10, session_dir=str(session), tool_use_id=tool_use_id)
@@ -37,6 +38,7 @@ def test_hostile_id_is_hashed_inside_tool_results(tmp_path: Path, tool_use_id: s
 
 
 def test_plain_ids_keep_their_name_and_forms_never_collide() -> None:
+    """SPEC: RES-PERSIST-3"""
     assert result_file_name("toolu_01AbC-9") == "toolu_01AbC-9.txt"
     names = {result_file_name(i) for i in [*HOSTILE_IDS, "toolu_1", "a" * 64, "a" * 65]}
     assert len(names) == len(HOSTILE_IDS) + 3
@@ -44,6 +46,7 @@ def test_plain_ids_keep_their_name_and_forms_never_collide() -> None:
 
 
 def test_a_link_at_the_name_is_replaced_not_followed(tmp_path: Path) -> None:
+    """SPEC: RES-PERSIST-3"""
     outside = tmp_path / "outside.txt"
     outside.write_bytes(b"keep\n")
     results = tmp_path / "session" / "tool-results"
