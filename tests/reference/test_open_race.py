@@ -48,7 +48,7 @@ while True:
 """
 
 
-class _Flipper:
+class Flipper:
     """Flip ``link`` between two targets on a thread and in a process (two cores)."""
 
     def __init__(self, link: Path, targets: tuple[Path, Path]) -> None:
@@ -69,7 +69,7 @@ class _Flipper:
             os.replace(spare, link)
             n += 1
 
-    def __enter__(self) -> _Flipper:
+    def __enter__(self) -> Flipper:
         self.thread.start()
         return self
 
@@ -99,7 +99,7 @@ def test_reads_through_a_flipping_link_never_return_the_secret(
     link.symlink_to(tmp_path / "open" / "a.txt")
     engine = begin(settings=DENY, prompt="deny")
     leaks = answered = 0
-    with _Flipper(link, (tmp_path / "open" / "a.txt", tmp_path / "secret" / "k")):
+    with Flipper(link, (tmp_path / "open" / "a.txt", tmp_path / "secret" / "k")):
         for n in range(1, ROUNDS + 1):
             response = _call(engine, n, "Read", file_path=str(link), offset=1 + n % 2)
             answered += "tool_result" in response
@@ -120,7 +120,7 @@ def test_writes_through_a_flipping_directory_link_never_land_in_the_denied_one(
     link.symlink_to(tmp_path / "open")
     engine = begin(settings=DENY, prompt="allow")
     answered = written = 0
-    with _Flipper(link, (tmp_path / "open", tmp_path / "secret")):
+    with Flipper(link, (tmp_path / "open", tmp_path / "secret")):
         for n in range(1, ROUNDS + 1):
             response = _call(engine, n, "Write", file_path=f"{link}/w{n}.txt", content="leak\n")
             answered += "tool_result" in response
