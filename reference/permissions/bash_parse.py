@@ -178,7 +178,7 @@ def parse(command: str, depth: int = 0) -> Parsed:
 
     ``eval WORDS`` and ``sh -c STRING`` (any of SHELLS) with literal words are
     parsed in turn, up to a fixed depth; a deeper one makes the parse
-    incomplete. A command with a syntax error is parsed as far as the grammar
+    incomplete and counts as a computed program (``dynamic_name``). A command with a syntax error is parsed as far as the grammar
     recovers and reported incomplete.
     """
     tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
@@ -194,8 +194,9 @@ def parse(command: str, depth: int = 0) -> Parsed:
                 # PERM-BASH-4: code the shell computes counts as a computed program
                 commands.append(SimpleCommand((Arg(simple.words[0].raw, None),)))
             elif inner is not None:
-                if depth >= _MAX_NESTING:
+                if depth >= _MAX_NESTING:  # too deep to follow: a computed program
                     complete = False
+                    commands.append(SimpleCommand((Arg(simple.words[0].raw, None),)))
                 else:
                     nested = parse(inner, depth + 1)
                     commands.extend(nested.commands)

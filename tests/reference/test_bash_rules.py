@@ -499,6 +499,7 @@ def test_a_tree_too_large_to_check_fails_closed(tmp_path: Path) -> None:
         'eval "$code"',
         "case a in a) rm x;; esac",
         "x=$(rm y)",
+        "eval " * 20 + "rm x",
     ],
 )
 def test_deny_specifiers_reach_every_simple_command(command: str) -> None:
