@@ -18,8 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from reference import errors, hooks
+from reference import errors, fileio, hooks
 from reference.permissions.decision import PermissionDecision, decide
+from reference.permissions.session_rules import open_guard
 from reference.results import persist, size_of, with_text_blocks
 from reference.schema_errors import format_schema_error, json_type, schema_error_text
 from reference.tool import ContextModifier, ResultContent, Tool, ToolUseContext, find_tool
@@ -323,7 +324,8 @@ class _Call:
     def _call(self, tool: Tool, parsed: Any, observable: Mapping[str, Any]) -> CallOutcome:
         """Phases 9 to 11: call(), post hooks, mapping and persistence."""
         try:
-            result = tool.call(parsed, self.ctx)  # DISP-CALL-1
+            with fileio.guarded(open_guard(self.ctx)):  # FILE-OPEN-1
+                result = tool.call(parsed, self.ctx)  # DISP-CALL-1
         except Exception as exc:  # ERR-CODE-2 / ERR-CODE-3: every failure becomes a coded result
             if self.ctx.abort.is_set():  # SCHED-ABORT-1: stopped because it was aborted
                 return aborted_outcome(self.id, self.ctx.abort.reason, self.ctx.abort.detail)

@@ -212,6 +212,10 @@ class FileVanishedError(ToolCallError):
     """The file stopped being a regular file between validateInput and call()."""
 
 
+class OpenedFileDeniedError(ToolCallError):
+    """FILE-OPEN-1: what was opened is covered by a deny rule (a link changed after the check)."""
+
+
 class InvalidNotebookError(Refusal, ToolCallError):
     """Not a JSON object with a ``cells`` list.
 

@@ -1,17 +1,21 @@
 """The narrow seam between the tools and the real disk.
 
 Kinds are decided by ``stat`` without opening anything (FILE-PATH-4), and every
-write is atomic (WRITE-ATOMIC-1).
+write is atomic (WRITE-ATOMIC-1). FILE-OPEN-1: the file (or, for a write, the
+directory) is opened first and the guard of the running call checks what was
+opened, named by the kernel, before a byte is read or written.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import enum
 import os
 import stat as statmod
-import tempfile
-from typing import NamedTuple
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import BinaryIO, NamedTuple
 
 from reference.paths import DEV_NULL
 
@@ -49,6 +53,10 @@ def stat(path: str) -> Stat:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return MISSING
+    return _stat_result(st, path)
+
+
+def _stat_result(st: os.stat_result, path: str) -> Stat:
     mode = st.st_mode
     kind = _KIND_BY_FORMAT.get(mode & _FORMAT_BITS, _OTHER)
     if kind is _OTHER and path == DEV_NULL and statmod.S_ISCHR(mode):
@@ -56,13 +64,71 @@ def stat(path: str) -> Stat:
     return _new_stat((kind, st.st_mtime_ns, st.st_size, mode))
 
 
+@dataclass(frozen=True, slots=True)
+class OpenGuard:
+    """FILE-OPEN-1: the running call's checks on what it opened; each raises to refuse.
+
+    ``read`` gets the opened file's real path and ``fstat``; ``write`` gets
+    the real path the write will create or replace (the opened directory's
+    real path and the name).
+    """
+
+    read: Callable[[str, os.stat_result], None]
+    write: Callable[[str], None]
+
+
+_GUARD: contextvars.ContextVar[OpenGuard | None] = contextvars.ContextVar(
+    "toolsys_open_guard", default=None
+)
+_FD_LINKS = "/proc/self/fd/"
+
+
+@contextlib.contextmanager
+def guarded(guard: OpenGuard | None) -> Iterator[None]:
+    """FILE-OPEN-1: run the block (one tool call, on its own thread) under ``guard``."""
+    token = _GUARD.set(guard)
+    try:
+        yield
+    finally:
+        _GUARD.reset(token)
+
+
+def fd_path(fd: int, fallback: str) -> str:
+    """FILE-OPEN-1: the real path of an open descriptor, as the kernel names it.
+
+    Without ``/proc`` (or for a file deleted meanwhile) it is ``realpath``
+    of ``fallback``, the path that was opened.
+    """
+    try:
+        named = os.readlink(f"{_FD_LINKS}{fd}")
+    except OSError:
+        return os.path.realpath(fallback)
+    if not named.startswith("/") or named.endswith(" (deleted)"):
+        return os.path.realpath(fallback)
+    return named
+
+
+def open_read(path: str) -> BinaryIO:
+    """FILE-OPEN-1: open ``path`` for reading, then let the guard check the opened file."""
+    handle = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    guard = _GUARD.get()
+    if guard is not None:
+        try:
+            fd = handle.fileno()
+            guard.read(fd_path(fd, path), os.fstat(fd))
+        except BaseException:
+            handle.close()
+            raise
+    return handle
+
+
 def read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
+    with open_read(path) as handle:  # FILE-OPEN-1
         return handle.read()
 
 
 def read_head(path: str, size: int) -> bytes:
-    with open(path, "rb") as handle:
+    with open_read(path) as handle:  # FILE-OPEN-1
         return handle.read(size)
 
 
@@ -76,29 +142,43 @@ def atomic_write(path: str, data: bytes) -> Stat:
     """WRITE-ATOMIC-1: temp file beside the target, fsync, keep mode, rename.
 
     A symlink is followed: its target is replaced and the link stays. Returns
-    the ``stat`` of the file as written.
+    the ``stat`` of the file as written. FILE-OPEN-1: the target's directory
+    is opened once, the guard checks its real path joined with the name, and
+    the temporary file, the mode and the rename all go through that
+    directory's descriptor, so a link changed meanwhile cannot move the write.
     """
     target = os.path.realpath(path)
-    directory = os.path.dirname(target)
+    directory, name = os.path.split(target)
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        mode = statmod.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mode = _default_mode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
+        checked = os.path.join(fd_path(dir_fd, directory), name)
+        guard = _GUARD.get()
+        if guard is not None:
+            guard.write(checked)  # FILE-OPEN-1
+        try:
+            current = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            mode = (
+                statmod.S_IMODE(current.st_mode)
+                if statmod.S_ISREG(current.st_mode)
+                else _default_mode()
+            )
+        except FileNotFoundError:
+            mode = _default_mode()
+        tmp = f".{name}.{os.urandom(4).hex()}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fchmod(handle.fileno(), mode)
+                os.fsync(handle.fileno())
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
         os.fsync(dir_fd)
+        return _stat_result(os.stat(name, dir_fd=dir_fd), checked)
     finally:
         os.close(dir_fd)
-    return stat(target)

@@ -4,9 +4,9 @@ SPEC.md PERM-BASH-1 (how a ``Bash(specifier)`` matches one command part),
 PERM-BASH-2 (splitting a command into parts; deny and ask on any part, allow
 only when every part is covered), PERM-BASH-3 (substitutions and output
 redirections an allow rule never covers) and BASH-READONLY-1 (which parts are
-read-only). Nothing here runs a shell or touches the file system; the one
-hook into the session is the optional ``path_denied`` predicate of
-BASH-PERM-1, which the caller supplies.
+read-only). Nothing here runs a shell; the one hook into the session is the
+optional ``ReadGuard`` of BASH-PERM-1 and BASH-PERM-2, which the caller
+supplies (and whose check, ``bash_reach``, lists directories).
 
 The lexer understands only what these rules need: single and double quotes,
 backslash escapes, the separators of PERM-BASH-2 and the redirection
@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-PathDenied = Callable[[str], bool]
-"""BASH-PERM-1: whether an argument, taken as a path, matches a ``Read`` deny rule."""
+from reference.permissions import bash_parse
+from reference.permissions.bash_reach import ReadGuard, part_allowed
 
 # BASH-READONLY-1: programs that are read-only with any arguments.
 READ_ONLY_PROGRAMS: Final = frozenset(
@@ -280,17 +280,27 @@ def specifier_matches(specifier: str, part: str) -> bool:
 
 
 def deny_rule_matches(specifier: str, command: str) -> bool:
-    """PERM-BASH-2: a deny or ask specifier applies to ``command``.
+    """PERM-BASH-2 and PERM-BASH-4: a deny or ask specifier applies to ``command``.
 
-    It applies when it matches the whole command or any part with its leading
-    assignments removed; a command that cannot be split is matched whole only.
+    It applies when it matches the whole command, any part with its leading
+    assignments removed (a command that cannot be split is matched whole
+    only), or any simple command the shell grammar finds at any nesting level
+    (``texts`` of ``bash_parse.SimpleCommand``); and whenever a simple
+    command's program is computed by the shell (PERM-BASH-4).
     """
     if specifier_matches(specifier, command):
         return True
     parts = split_command(command)
-    if parts is None:
-        return False
-    return any(specifier_matches(specifier, strip_assignments(part)) for part in parts)
+    if parts is not None and any(
+        specifier_matches(specifier, strip_assignments(part)) for part in parts
+    ):
+        return True
+    for simple in bash_parse.parse(command).commands:  # PERM-BASH-4
+        if simple.dynamic_name:
+            return True
+        if any(specifier_matches(specifier, text) for text in simple.texts()):
+            return True
+    return False
 
 
 def allow_rule_matches(specifier: str, part: str) -> bool:
@@ -333,14 +343,15 @@ def first_allowing(
     return best
 
 
-def is_read_only_part(part: str, path_denied: PathDenied | None = None) -> bool:
-    """BASH-READONLY-1 for one part; with ``path_denied``, BASH-PERM-1's stricter test.
+def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
+    """BASH-READONLY-1 for one part; with ``guard``, BASH-PERM-1's and BASH-PERM-2's stricter test.
 
     The part has no substitution, no output redirection except to
     ``/dev/null`` or ``2>&1``, no leading assignment, and is one of the
-    read-only program forms. With ``path_denied``, a part one of whose
-    arguments not starting with ``-`` (or an input redirection's file) is a
-    denied path is not read-only.
+    read-only program forms. With ``guard``, a part one of whose arguments
+    not starting with ``-`` (or an input redirection's file) is a denied path
+    is not read-only, and while a ``Read`` deny rule is in force neither is a
+    part that BASH-PERM-2 (``bash_reach.part_allowed``) refuses.
     """
     if has_substitution(part):
         return False
@@ -358,11 +369,13 @@ def is_read_only_part(part: str, path_denied: PathDenied | None = None) -> bool:
     program, args = words[0].value, [w.value for w in words[1:]]
     if not _read_only_program(program, args):
         return False
-    if path_denied is not None:  # BASH-PERM-1
+    if guard is not None:  # BASH-PERM-1
         paths = [arg for arg in args if arg and not arg.startswith("-")]
         paths += [r.target for r in redirects if r.op == "<" and r.target]
-        if any(path_denied(path) for path in paths):
+        if any(guard.denied(path) for path in paths):
             return False
+        if not part_allowed(part, guard):
+            return False  # BASH-PERM-2
     return True
 
 
@@ -400,12 +413,18 @@ def cd_target(part: str) -> str | None:
     return words[1]
 
 
-def is_read_only_command(command: str, path_denied: PathDenied | None = None) -> bool:
-    """BASH-READONLY-1 (and BASH-PERM-1 with ``path_denied``) for a whole command.
+def moves(part: str) -> bool:
+    """BASH-PERM-2: the part changes the shell's directory (``cd``, ``pushd``, ``popd``)."""
+    words = [t.value for t in tokens(strip_assignments(part)) if isinstance(t, Word)]
+    return bool(words) and words[0] in ("cd", "pushd", "popd")
+
+
+def is_read_only_command(command: str, guard: ReadGuard | None = None) -> bool:
+    """BASH-READONLY-1 (and BASH-PERM-1 with ``guard``) for a whole command.
 
     A command that cannot be split, or has no part, is not read-only.
     """
     parts = split_command(command)
     if not parts:
         return False
-    return all(is_read_only_part(part, path_denied) for part in parts)
+    return all(is_read_only_part(part, guard) for part in parts)

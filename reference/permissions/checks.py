@@ -13,7 +13,7 @@ from typing import Any
 
 from reference.permissions import bash_rules
 from reference.permissions.directories import is_inside_working_directories
-from reference.permissions.session_rules import argument_denied
+from reference.permissions.session_rules import read_guard
 from reference.permissions.tool_paths import file_path_of
 from reference.tool import PASSTHROUGH, PermissionCheck, ToolUseContext
 
@@ -53,17 +53,17 @@ def check_bash_permissions(inp: Any, ctx: ToolUseContext) -> PermissionCheck:
     the command not read-only here.
     """
     command = inp.command
-
-    def denied(argument: str) -> bool:
-        return argument_denied(ctx, argument)  # BASH-PERM-1
+    guard = read_guard(ctx)  # BASH-PERM-1, BASH-PERM-2
+    parts = bash_rules.split_command(command) if isinstance(command, str) else None
+    if parts and guard.active and len(parts) > 1 and any(bash_rules.moves(p) for p in parts):
+        return PASSTHROUGH  # BASH-PERM-2: later parts' relative paths are not known
 
     def allowed(part: str) -> bool:
-        if bash_rules.is_read_only_part(part, denied):
+        if bash_rules.is_read_only_part(part, guard):
             return True
         target = bash_rules.cd_target(part)  # BASH-PERM-1: cd inside the working directories
         return target is not None and is_inside_working_directories(ctx.expand(target), ctx.session)
 
-    parts = bash_rules.split_command(command) if isinstance(command, str) else None
     if parts and all(allowed(part) for part in parts):
         return ALLOW  # BASH-PERM-1
     return PASSTHROUGH

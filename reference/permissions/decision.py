@@ -27,9 +27,9 @@ from reference.permissions import bash_rules
 from reference.permissions.directories import is_inside_working_directories
 from reference.permissions.rules import Behavior, PathForms, Rule, is_under, resolve_path
 from reference.permissions.session_rules import (
-    argument_denied,
     path_forms,
     path_rule_applies,
+    read_guard,
     session_rules,
 )
 from reference.session import Session
@@ -258,18 +258,17 @@ class _Call:
         ]
         by_command: Rule | None = None
         if self.command is not None and command_rules:
+            guard = read_guard(self.ctx)  # BASH-PERM-1, BASH-PERM-2
+            parts = bash_rules.split_command(self.command) or ()
+            moved = guard.active and len(parts) > 1 and any(bash_rules.moves(p) for p in parts)
             index = bash_rules.first_allowing(
                 self.command,
                 [r.specifier or "" for r in command_rules],
-                read_only_part=lambda part: bash_rules.is_read_only_part(part, self.path_denied),
+                read_only_part=lambda part: not moved and bash_rules.is_read_only_part(part, guard),
             )
             by_command = None if index is None else command_rules[index]
         candidates = [r for r in (bare, by_command) if r is not None]
         return min(candidates, key=rules.index) if candidates else None
-
-    def path_denied(self, argument: str) -> bool:
-        """BASH-PERM-1: an argument, taken as a path (FILE-PATH-1), matches a Read deny rule."""
-        return argument_denied(self.ctx, argument)
 
 
 def _allow(reason: DecisionReason, rule: Rule | None = None) -> PermissionDecision:

@@ -12,10 +12,20 @@ settings gets a new object, hence a fresh memo.
 
 from __future__ import annotations
 
+import os
+import stat as statmod
 from typing import Final
 
-from reference import paths
-from reference.permissions.rules import Behavior, PathForms, Rule, parse_rule, path_rule_matches
+from reference import errors, fileio, paths
+from reference.permissions.bash_reach import ReadGuard
+from reference.permissions.rules import (
+    Behavior,
+    PathForms,
+    Rule,
+    anchored_pattern,
+    parse_rule,
+    path_rule_matches,
+)
 from reference.session import Session
 from reference.tool import ToolUseContext
 
@@ -23,6 +33,9 @@ READ_RULES: Final = ("Read",)
 """The rule tool a read-type check consults (PERM-FILTER-1, BASH-PERM-1)."""
 EDIT_RULES: Final = ("Edit", "Read")
 """What an edit-type tool's path check consults: its own rules and PERM-READDENY-1's."""
+HARDLINK_WALK_LIMIT: Final = 5000
+"""PERM-PATH-4: entries looked at under one rule's directory before failing closed."""
+_GLOB_CHARS: Final = frozenset("*?[")
 
 
 def session_rules(session: Session, behavior: Behavior) -> tuple[Rule, ...]:
@@ -65,10 +78,77 @@ def matching_deny_rule(session: Session, path: str, tools: tuple[str, ...]) -> R
     (REG-DENY-1).
     """
     forms = path_forms(session, path)  # resolved at most once for the whole scan
-    for rule in session_rules(session, "deny"):
-        if rule.tool in tools and path_rule_applies(rule, forms):
+    rules = [rule for rule in session_rules(session, "deny") if rule.tool in tools]
+    for rule in rules:
+        if path_rule_applies(rule, forms):
             return rule
+    return hardlink_rule(session, path, rules)  # PERM-PATH-4
+
+
+def hardlink_rule(
+    session: Session, path: str, rules: list[Rule], st: os.stat_result | None = None
+) -> Rule | None:
+    """PERM-PATH-4: the first of ``rules`` covering another link of ``path``'s file.
+
+    Only a regular file with more than one link is looked at (``st``, when
+    given, is its ``fstat``; else ``path`` is stat'ed). Its
+    ``(st_dev, st_ino)`` is compared with those of the files each rule covers
+    under the rule's literal directory (the anchored pattern up to its first
+    component with a glob character); a directory too large to check
+    (HARDLINK_WALK_LIMIT entries) counts as covering the file.
+    """
+    if not rules:
+        return None
+    if st is None:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return None
+    if not statmod.S_ISREG(st.st_mode) or st.st_nlink < 2:
+        return None
+    key = (st.st_dev, st.st_ino)
+    for rule in rules:
+        covered = _covered_inodes(session, rule)
+        if covered is None or key in covered:
+            return rule  # PERM-PATH-4 (None: too many files to tell, fail closed)
     return None
+
+
+def _covered_inodes(session: Session, rule: Rule) -> set[tuple[int, int]] | None:
+    """PERM-PATH-4: the multiply linked files ``rule`` covers; None past the walk limit."""
+    if rule.specifier is None:
+        return set()
+    pattern = anchored_pattern(
+        rule.specifier.rstrip("/") or "/",
+        root=session.root,
+        cwd=session.original_cwd,
+        home=session.home,
+        behavior=rule.behavior,
+    )
+    literal: list[str] = []
+    for component in pattern.split("/"):
+        if _GLOB_CHARS & set(component):
+            break
+        literal.append(component)
+    top = "/".join(literal) or "/"
+    found: set[tuple[int, int]] = set()
+    budget = HARDLINK_WALK_LIMIT  # read at each call (tests lower it)
+    candidates: list[str] = [top] if os.path.isfile(top) else []
+    walker = os.walk(top) if not candidates else iter(())
+    for directory, _dirs, files in walker:
+        budget -= len(files) + 1
+        if budget < 0:
+            return None
+        candidates.extend(os.path.join(directory, name) for name in files)
+    for candidate in candidates:
+        try:
+            st = os.stat(candidate)
+        except OSError:
+            continue
+        linked = statmod.S_ISREG(st.st_mode) and st.st_nlink > 1
+        if linked and path_rule_applies(rule, path_forms(session, candidate)):
+            found.add((st.st_dev, st.st_ino))
+    return found
 
 
 def argument_denied(ctx: ToolUseContext, argument: str) -> bool:
@@ -77,3 +157,55 @@ def argument_denied(ctx: ToolUseContext, argument: str) -> bool:
     if paths.has_nul(argument):
         return False
     return matching_deny_rule(ctx.session, ctx.expand(argument), READ_RULES) is not None
+
+
+def read_deny_in_force(session: Session) -> bool:
+    """BASH-PERM-2: whether any ``Read`` deny rule with a path specifier is in force."""
+    return any(
+        rule.tool in READ_RULES and rule.specifier is not None
+        for rule in session_rules(session, "deny")
+    )
+
+
+def read_guard(ctx: ToolUseContext) -> ReadGuard:
+    """BASH-PERM-1 and BASH-PERM-2: the context's ``Read`` deny rules for Bash's checks."""
+    return ReadGuard(
+        active=read_deny_in_force(ctx.session),
+        denied=lambda argument: argument_denied(ctx, argument),
+        cwd=ctx.cwd,
+    )
+
+
+def open_guard(ctx: ToolUseContext) -> fileio.OpenGuard | None:
+    """FILE-OPEN-1: the checks a call's opened files go through; None without deny rules.
+
+    A file opened for reading is refused when its real path (or, with several
+    links, its identity, PERM-PATH-4) is covered by a ``Read`` deny rule; a
+    write when the real path it creates or replaces is covered by an ``Edit``
+    or ``Read`` deny rule (PERM-READDENY-1).
+    """
+    session = ctx.session
+    deny = session_rules(session, "deny")
+    if not any(rule.specifier is not None and rule.tool in EDIT_RULES for rule in deny):
+        return None
+
+    def refuse(path: str, rule: Rule) -> None:
+        raise errors.OpenedFileDeniedError(
+            f"{path} is covered by a deny rule in your permission settings ({rule.text}); "
+            "a link changed after the path was checked, so nothing was read or written."
+        )
+
+    def read(real: str, st: os.stat_result) -> None:
+        rules = [rule for rule in deny if rule.tool in READ_RULES]
+        forms = path_forms(session, real)
+        rule = next((r for r in rules if path_rule_applies(r, forms)), None)
+        rule = rule or hardlink_rule(session, real, rules, st)
+        if rule is not None:
+            refuse(real, rule)
+
+    def write(real: str) -> None:
+        rule = matching_deny_rule(session, real, EDIT_RULES)
+        if rule is not None:
+            refuse(real, rule)
+
+    return fileio.OpenGuard(read=read, write=write)

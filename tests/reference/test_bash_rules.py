@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
+from reference.permissions import bash_reach
+from reference.permissions.bash_reach import ReadGuard
 from reference.permissions.bash_rules import (
     Redirect,
     Word,
@@ -173,7 +178,7 @@ def test_specifier_matching(specifier: str, part: str, matches: bool) -> None:
         ("rm:*", "echo 'a; rm x'", False),
         ("ls && rm x", "ls && rm x", True),  # the whole command
         ("rm:*", "rm 'unbalanced", True),  # unsplittable: matched whole
-        ("rm:*", "ls && rm 'unbalanced", False),  # unsplittable: whole only
+        ("rm:*", "ls && rm 'unbalanced", True),  # PERM-BASH-4: the grammar still finds rm
         ("ls && rm:*", "ls && rm 'unbalanced", True),
     ],
 )
@@ -368,11 +373,141 @@ def test_read_only_part_with_a_denied_path_argument_is_not_read_only() -> None:
         seen.append(path)
         return path.endswith(".env")
 
-    assert is_read_only_part("cat .env", denied) is False
-    assert is_read_only_part("cat < prod.env", denied) is False
-    assert is_read_only_part("grep -e secret notes.txt", denied) is True
-    assert is_read_only_part("grep .env notes.txt", denied) is False  # any argument is a path
-    assert is_read_only_part("ls --color=.env", denied) is True  # options are not paths
-    assert is_read_only_command("ls && cat x.env", denied) is False
+    guard = ReadGuard(active=False, denied=denied, cwd="/")
+    assert is_read_only_part("cat .env", guard) is False
+    assert is_read_only_part("cat < prod.env", guard) is False
+    assert is_read_only_part("grep -e secret notes.txt", guard) is True
+    assert is_read_only_part("grep .env notes.txt", guard) is False  # any argument is a path
+    assert is_read_only_part("ls --color=.env", guard) is True  # options are not paths
+    assert is_read_only_command("ls && cat x.env", guard) is False
     assert "notes.txt" in seen
     assert "--color=.env" not in seen
+
+
+def _tree(tmp_path: Path) -> ReadGuard:
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "k").write_text("MARK\n")
+    (tmp_path / "open").mkdir()
+    (tmp_path / "open" / "a.txt").write_text("a\n")
+    secret = str(tmp_path / "secret") + "/"
+
+    def denied(path: str) -> bool:
+        full = os.path.realpath(os.path.join(str(tmp_path), path))
+        return full.startswith(secret)
+
+    return ReadGuard(active=True, denied=denied, cwd=str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat sec*/k",
+        "cat sec[r]et/k",
+        "cat {secret,x}/k",
+        "cat $PWD/secret/k",
+        'cat "$HOME"/k',
+        "cat $'secret/k'",
+        "cat ~/k",
+        "grep -r MARK secret",
+        "grep -r MARK .",
+        "grep -rn MARK",
+        "rg MARK",
+        "find secret",
+        "find .",
+        "ls -R",
+        "ls -laR .",
+        "ls secret",
+        "du -a",
+        "tree",
+        "diff -r open secret",
+        "git show HEAD:secret/k",
+        "git log -p",
+        "git diff --no-index open/a.txt secret/k",
+        "grep --file=secret/k open/a.txt",
+        "cat 'unbalanced",
+        "cat < $F",
+    ],
+)
+def test_what_the_shell_expands_or_a_reader_reaches_is_not_read_only(
+    tmp_path: Path, command: str
+) -> None:
+    """SPEC: BASH-PERM-2"""
+    assert is_read_only_command(command, _tree(tmp_path)) is False
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat open/a.txt",
+        "ls",
+        "ls open",
+        "grep -r a open",
+        "find open",
+        "ls -R open",
+        "wc -l open/a.txt",
+    ],
+)
+def test_literal_reads_that_reach_no_denied_path_stay_read_only(
+    tmp_path: Path, command: str
+) -> None:
+    """SPEC: BASH-PERM-2"""
+    assert is_read_only_command(command, _tree(tmp_path)) is True
+
+
+def test_a_link_inside_a_walked_tree_counts_as_its_target(tmp_path: Path) -> None:
+    """SPEC: BASH-PERM-2"""
+    guard = _tree(tmp_path)
+    (tmp_path / "open" / "link").symlink_to(tmp_path / "secret")
+    assert is_read_only_command("grep -R MARK open", guard) is False
+    assert is_read_only_command("cat open/a.txt", guard) is True
+
+
+def test_a_tree_too_large_to_check_fails_closed(tmp_path: Path) -> None:
+    """SPEC: BASH-PERM-2"""
+    guard = _tree(tmp_path)
+    big = tmp_path / "open" / "big"
+    big.mkdir()
+    for i in range(bash_reach.WALK_LIMIT + 1):
+        (big / f"f{i}").touch()
+    assert is_read_only_command("find open", guard) is False
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "(rm -rf x)",
+        "{ rm -rf x; }",
+        "for f in a; do rm $f; done",
+        "if true; then rm x; fi",
+        "until rm x; do :; done",
+        "f(){ rm x; }; f",
+        "! rm x",
+        "time rm x",
+        "time -p rm x",
+        "nice -n 5 rm x",
+        "ls | (cat; rm x)",
+        "echo `rm x`",
+        "cat <(rm x)",
+        "eval rm x",
+        "sh -c 'ls; rm x'",
+        "bash -c \"eval 'rm x'\"",
+        "\\rm x",
+        "'rm' x",
+        '"r"m x',
+        "$CMD x",
+        "${CMD} x",
+        'eval "$code"',
+        "case a in a) rm x;; esac",
+        "x=$(rm y)",
+        "eval " * 20 + "rm x",
+    ],
+)
+def test_deny_specifiers_reach_every_simple_command(command: str) -> None:
+    """SPEC: PERM-BASH-4"""
+    assert deny_rule_matches("rm:*", command) is True
+
+
+@pytest.mark.parametrize("command", ["echo rm x", "ls rm", "rmdir x", "grep 'rm x' f", "time ls"])
+def test_deny_specifiers_do_not_match_arguments(command: str) -> None:
+    """SPEC: PERM-BASH-4"""
+    assert deny_rule_matches("rm:*", command) is False

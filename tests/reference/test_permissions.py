@@ -1395,6 +1395,26 @@ def test_matrix_mode_path_rule_on_write(world: World, mode: str, kind: str) -> N
     assert decision.source == expected_source
 
 
+# --- hard links (PERM-PATH-4) ----------------------------------------------------------
+
+
+def test_a_hard_link_to_a_denied_file_is_denied_by_the_same_rule(tmp_path: Path) -> None:
+    """SPEC: PERM-PATH-4"""
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "k").write_text("s3cret\n")
+    link = tmp_path / "h"
+    link.hardlink_to(tmp_path / "secret" / "k")
+    (tmp_path / "plain.txt").write_text("x\n")
+    settings = Settings(by_source={"session": {"permissions": {"deny": ["Read(/secret/**)"]}}})
+    session = Session.create(
+        root=str(tmp_path), settings=settings, session_dir=str(tmp_path / ".s")
+    )
+    rule = matching_deny_rule(session, str(link), READ_RULES)
+    assert rule is not None
+    assert rule.text == "Read(/secret/**)"
+    assert matching_deny_rule(session, str(tmp_path / "plain.txt"), READ_RULES) is None
+
+
 # --- coverage ---------------------------------------------------------------------------
 
 NOT_HERE = {"PERM-FILTER-1": "Glob and Grep filter their results; they are not built yet"}

@@ -348,9 +348,12 @@ def test_write_replaces_the_file_by_rename_and_leaves_no_temporary_file(
     synced: list[int] = []
     real_replace, real_fsync = os.replace, os.fsync
 
-    def spy_replace(src: Any, dst: Any) -> None:
-        renames.append((os.fspath(src), os.fspath(dst)))
-        real_replace(src, dst)
+    def spy_replace(src: Any, dst: Any, **dir_fds: Any) -> None:
+        # FILE-OPEN-1: the rename goes through the checked directory's descriptor
+        base = dir_fds.get("dst_dir_fd")
+        where = "" if base is None else os.readlink(f"/proc/self/fd/{base}")
+        renames.append((os.path.join(where, os.fspath(src)), os.path.join(where, os.fspath(dst))))
+        real_replace(src, dst, **dir_fds)
 
     def spy_fsync(fd: int) -> None:
         synced.append(fd)
