@@ -871,13 +871,13 @@ def test_adapter_eof_ends_the_session_and_its_tasks(tmp_path: Path, pids: list[i
             },
         },
     ]
-    stdin = io.StringIO("".join(json.dumps(r) + "\n" for r in requests))
-    stdout = io.StringIO()
+    stdin = io.BytesIO("".join(json.dumps(r) + "\n" for r in requests).encode())
+    stdout = io.BytesIO()
     pid_file = tmp_path / "pid"
     assert serve(stdin, stdout) == 0
     pids.append(int(pid_file.read_text()))
     wait_gone(pids[0])
-    answers = [json.loads(line) for line in stdout.getvalue().splitlines()]
+    answers = [json.loads(line) for line in stdout.getvalue().decode().splitlines()]
     assert answers[1]["outcome"]["output"]["backgroundTaskId"] == "bash_1"
 
 
