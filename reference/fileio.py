@@ -1,6 +1,7 @@
 """The narrow seam between the tools and the real disk.
 
-Kinds are decided by ``stat`` without opening anything (FILE-PATH-4), and every
+Kinds are decided by ``stat`` without opening anything, files are read only
+through a descriptor checked to be a regular file (FILE-PATH-4), and every
 write is atomic (WRITE-ATOMIC-1).
 """
 
@@ -13,6 +14,7 @@ import stat as statmod
 import tempfile
 from typing import NamedTuple
 
+from reference import errors
 from reference.paths import DEV_NULL
 
 
@@ -56,13 +58,37 @@ def stat(path: str) -> Stat:
     return _new_stat((kind, st.st_mtime_ns, st.st_size, mode))
 
 
+def open_regular(path: str) -> int:
+    """FILE-PATH-4: a blocking descriptor of ``path``, checked on itself to be a regular file.
+
+    The open cannot block: it is made with ``O_NONBLOCK`` (a FIFO put in the
+    file's place after its ``stat`` opens at once instead of waiting for a
+    writer), then the descriptor itself is ``fstat``-ed, and anything but a
+    regular file (or ``/dev/null``) is closed unread. Raises
+    ``FileVanishedError`` for that (the file was swapped since its ``stat``),
+    ``OSError`` for the open.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not statmod.S_ISREG(mode) and not (path == DEV_NULL and statmod.S_ISCHR(mode)):
+            raise errors.FileVanishedError(f"{path} is no longer a regular file.")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
+    """The whole file; FILE-PATH-4: only ever a regular file (``open_regular``)."""
+    with open(open_regular(path), "rb") as handle:
         return handle.read()
 
 
 def read_head(path: str, size: int) -> bytes:
-    with open(path, "rb") as handle:
+    """At most the first ``size`` bytes; FILE-PATH-4, as ``read_bytes``."""
+    with open(open_regular(path), "rb") as handle:
         return handle.read(size)
 
 

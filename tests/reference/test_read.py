@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -993,3 +994,48 @@ def test_bound_output_keeps_small_outputs_and_summarizes_big_ones() -> None:
     kept_lines = len(summary["structuredPatch"][0]["lines"])
     assert 0 < kept_lines < 100_000
     assert cut == 5_000_000 - results.OUTPUT_STRING_CHARS + 2 * (100_000 - kept_lines)
+
+
+def test_a_big_binary_file_is_refused_without_reading_it_whole(
+    tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: READ-BINARY-2, READ-BINARY-1"""
+    path = tmp_path / "sparse.bin"
+    with path.open("wb") as handle:
+        handle.truncate(64 * 1024 * 1024)
+
+    def whole_file(_path: str) -> bytes:
+        raise AssertionError("the whole file was read")
+
+    monkeypatch.setattr(fileio, "read_bytes", whole_file)
+    answer = call("Read", file_path=str(path), offset=5, limit=10)
+    assert answer["outcome"]["error_name"] == "BinaryFileError"
+
+
+def test_a_fifo_swapped_in_after_the_stat_never_blocks_the_read(
+    tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: FILE-PATH-4, READ-KIND-1"""
+    path = tmp_path / "swapped"
+    os.mkfifo(path)  # no writer: a plain open would wait for one for ever
+    real_stat = fileio.stat
+
+    def regular_then_fifo(name: str) -> fileio.Stat:  # the stat saw a file; the open sees a FIFO
+        seen = real_stat(name)
+        if name == str(path):
+            return seen._replace(kind=fileio.FileKind.REGULAR)
+        return seen
+
+    monkeypatch.setattr(fileio, "stat", regular_then_fifo)
+    answers: list[dict[str, Any]] = []
+    worker = threading.Thread(
+        target=lambda: answers.append(call("Read", file_path=str(path))), daemon=True
+    )
+    worker.start()
+    worker.join(30)  # only to detect a hang
+    if not answers:  # unblock the stuck open so the thread can end
+        with open(path, "wb"):
+            pass
+    assert answers, "Read blocked on the FIFO"
+    assert answers[0]["outcome"]["stage"] == "call"
+    assert answers[0]["outcome"]["error_name"] == "FileVanishedError"
