@@ -108,10 +108,13 @@ class _Cutter:
             return {key: self.copy(item) for key, item in value.items()}
         if isinstance(value, (list, tuple)):
             kept: list[Any] = []
-            for item in value:
-                if self.budget <= 0:
-                    self.cut += _chars_over(item, 1 << 62)
-                    continue
+            for index, item in enumerate(value):
+                if self.budget <= 0:  # the rest is left out whole, and only counted
+                    rest = value[index:]
+                    self.cut += sum(
+                        len(x) if isinstance(x, str) else _chars_over(x, 1 << 62) for x in rest
+                    )
+                    break
                 self.budget -= 1
                 kept.append(self.copy(item))
             return kept
