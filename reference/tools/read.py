@@ -170,6 +170,8 @@ def _dedup_record(ctx: ToolUseContext, path: str, offset: int, limit: int) -> Re
     record = ctx.session.read_state.get(path)
     if record is None or record.offset != offset or record.limit != limit:
         return None
+    if record.turn == ctx.session.turn:  # READ-DEDUP-5: made in this very message
+        return None
     return record if record.source == "read" else None  # READ-DEDUP-3: not Write, Edit
 
 
@@ -250,6 +252,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
             limit=limit,
             partial=partial,
             source="read",
+            turn=ctx.session.turn,  # READ-DEDUP-5
         ),
     )
     return result
