@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from reference import errors, fileio, hooks
 from reference.permissions.decision import PermissionDecision, decide
 from reference.permissions.session_rules import open_guard
-from reference.results import persist, size_of, with_text_blocks
+from reference.results import bound_output, persist, size_of, with_text_blocks
 from reference.schema_errors import format_schema_error, json_type, schema_error_text
 from reference.tool import ContextModifier, ResultContent, Tool, ToolUseContext, find_tool
 
@@ -43,6 +43,7 @@ class CallOutcome:
     error_name: str | None = None
     dedup: bool = False
     output: Mapping[str, Any] | None = None
+    output_cut: int | None = None  # RES-OUTPUT-1: characters left out of ``output``
     persisted_path: str | None = None
     context_modifier: ContextModifier | None = field(default=None, repr=False)
     cascades: str | None = None  # SCHED-CASCADE-2's DESC when this failure cancels siblings
@@ -64,6 +65,7 @@ class CallOutcome:
                 "error_name": self.error_name,
                 "dedup": self.dedup,
                 "output": dict(self.output) if self.output is not None else None,
+                "output_cut": self.output_cut,  # RES-OUTPUT-1
                 "persisted_path": self.persisted_path,
                 "permission": dict(self.permission) if self.permission is not None else None,
                 "prevent_continuation": self.prevent_continuation,
@@ -358,13 +360,16 @@ class _Call:
                 content, session_dir=self.session.session_dir, tool_use_id=self.id
             )
         blocks = self.pre_blocks + hooks.context_blocks(hooks.POST_TOOL_USE, post)
+        content = with_text_blocks(content, blocks)
+        output, output_cut = bound_output(result.data, content)  # RES-OUTPUT-1
         return CallOutcome(
             tool_use_id=self.id,
-            content=with_text_blocks(content, blocks),
+            content=content,
             is_error=False,
             stage="done",
             dedup=bool(result.outcome.get("dedup", False)),
-            output=result.data,
+            output=output,
+            output_cut=output_cut,
             persisted_path=persisted_path,
             context_modifier=result.context_modifier,
             permission=self.permission,

@@ -1,6 +1,7 @@
 """The narrow seam between the tools and the real disk.
 
-Kinds are decided by ``stat`` without opening anything (FILE-PATH-4), and every
+Kinds are decided by ``stat`` without opening anything, files are read only
+through a descriptor checked to be a regular file (FILE-PATH-4), and every
 write is atomic (WRITE-ATOMIC-1). FILE-OPEN-1: the file (or, for a write, the
 directory) is opened first and the guard of the running call checks what was
 opened, named by the kernel, before a byte is read or written.
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, NamedTuple
 
+from reference import errors
 from reference.paths import DEV_NULL
 
 
@@ -64,6 +66,28 @@ def _stat_result(st: os.stat_result, path: str) -> Stat:
     return _new_stat((kind, st.st_mtime_ns, st.st_size, mode))
 
 
+def open_regular(path: str) -> int:
+    """FILE-PATH-4: a blocking descriptor of ``path``, checked on itself to be a regular file.
+
+    The open cannot block: it is made with ``O_NONBLOCK`` (a FIFO put in the
+    file's place after its ``stat`` opens at once instead of waiting for a
+    writer), then the descriptor itself is ``fstat``-ed, and anything but a
+    regular file (or ``/dev/null``) is closed unread. Raises
+    ``FileVanishedError`` for that (the file was swapped since its ``stat``),
+    ``OSError`` for the open.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not statmod.S_ISREG(mode) and not (path == DEV_NULL and statmod.S_ISCHR(mode)):
+            raise errors.FileVanishedError(f"{path} is no longer a regular file.")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 @dataclass(frozen=True, slots=True)
 class OpenGuard:
     """FILE-OPEN-1: the running call's checks on what it opened; each raises to refuse.
@@ -109,8 +133,12 @@ def fd_path(fd: int, fallback: str) -> str:
 
 
 def open_read(path: str) -> BinaryIO:
-    """FILE-OPEN-1: open ``path`` for reading, then let the guard check the opened file."""
-    handle = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    """FILE-OPEN-1: open ``path`` for reading, then let the guard check the opened file.
+
+    FILE-PATH-4: the descriptor is ``open_regular``'s, so only a regular file
+    (or ``/dev/null``) is ever read.
+    """
+    handle = open(open_regular(path), "rb")  # noqa: SIM115 - returned to the caller, who closes it
     guard = _GUARD.get()
     if guard is not None:
         try:
@@ -123,12 +151,14 @@ def open_read(path: str) -> BinaryIO:
 
 
 def read_bytes(path: str) -> bytes:
-    with open_read(path) as handle:  # FILE-OPEN-1
+    """The whole file; FILE-PATH-4 and FILE-OPEN-1, as ``open_read``."""
+    with open_read(path) as handle:
         return handle.read()
 
 
 def read_head(path: str, size: int) -> bytes:
-    with open_read(path) as handle:  # FILE-OPEN-1
+    """At most the first ``size`` bytes; FILE-PATH-4 and FILE-OPEN-1, as ``open_read``."""
+    with open_read(path) as handle:
         return handle.read(size)
 
 

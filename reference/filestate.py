@@ -10,7 +10,11 @@ Source = Literal["read", "write", "edit"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReadRecord:
-    """STATE-RECORD-1. ``text`` is the file's full decoded text at the time."""
+    """STATE-RECORD-1. ``text`` is the file's full decoded text at the time.
+
+    ``turn`` is the message that made it: a Read's record never dedups a Read
+    of the same message (READ-DEDUP-5).
+    """
 
     text: str
     mtime_ns: int
@@ -19,6 +23,7 @@ class ReadRecord:
     limit: int | None
     partial: bool
     source: Source
+    turn: int = 0  # READ-DEDUP-5: the message (Session.turn) that made it
 
 
 class ReadFileState:

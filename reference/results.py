@@ -6,7 +6,8 @@ import hashlib
 import os
 import re
 import tempfile
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from reference.tool import ResultContent
 
@@ -80,3 +81,93 @@ def with_text_blocks(content: ResultContent, blocks: list[dict[str, str]]) -> Re
         [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
     )
     return [*head, *blocks]
+
+
+OUTPUT_SLACK_CHARS: Final = 65_536  # RES-OUTPUT-1
+OUTPUT_STRING_CHARS: Final = 2_000  # RES-OUTPUT-1: a string's share of the summary
+
+
+def _model_chars(content: ResultContent) -> int:
+    """RES-OUTPUT-1: the characters of what the model got, image and document data included."""
+    if isinstance(content, str):
+        return len(content)
+    total = 0
+    for block in content:
+        total += len(str(block.get("text", "")))
+        source = block.get("source")
+        if isinstance(source, dict):
+            total += len(str(source.get("data", "")))
+    return total
+
+
+def _chars_over(value: object, budget: int) -> int:
+    """The characters of ``value``'s strings (keys and items cost one each), or past ``budget``.
+
+    Stops as soon as the count passes ``budget``: the check costs at most what
+    is allowed, never what the output holds.
+    """
+    stack = [value]
+    total = 0
+    while stack and total <= budget:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, dict):
+            total += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            total += len(item)
+            stack.extend(item)
+    return total
+
+
+class _Cutter:
+    """RES-OUTPUT-1: a copy of the output whose strings and lists fit in a budget."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.cut = 0
+
+    def copy(self, value: Any) -> Any:
+        if isinstance(value, str):
+            keep = max(0, min(len(value), OUTPUT_STRING_CHARS, self.budget))
+            self.budget -= keep
+            self.cut += len(value) - keep
+            return value[:keep]
+        if isinstance(value, dict):
+            self.budget -= len(value)
+            return {key: self.copy(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            kept: list[Any] = []
+            for index, item in enumerate(value):
+                if self.budget <= 0:  # the rest is left out whole, and only counted
+                    rest = value[index:]
+                    self.cut += sum(
+                        len(x) if isinstance(x, str) else _chars_over(x, 1 << 62) for x in rest
+                    )
+                    break
+                self.budget -= 1
+                kept.append(self.copy(item))
+            return kept
+        return value
+
+
+def bound_output(
+    output: Mapping[str, Any] | None, content: ResultContent
+) -> tuple[Mapping[str, Any] | None, int | None]:
+    """RES-OUTPUT-1: the structured output as the protocol carries it, and what was cut.
+
+    Unchanged (with ``None``) when its strings hold at most the characters of
+    what the model got plus ``OUTPUT_SLACK_CHARS``; otherwise a summary of the
+    same shape, every string cut to its first ``OUTPUT_STRING_CHARS``
+    characters and lists to their first items, within ``OUTPUT_SLACK_CHARS``,
+    with the number of characters left out.
+    """
+    if output is None:
+        return None, None
+    allowed = _model_chars(content) + OUTPUT_SLACK_CHARS
+    if _chars_over(output, allowed) <= allowed:
+        return output, None
+    cutter = _Cutter(OUTPUT_SLACK_CHARS)
+    summary = cutter.copy(dict(output))
+    return summary, cutter.cut

@@ -102,6 +102,7 @@ class _State:
     modifiers: dict[int, Callable[[ToolUseContext], ToolUseContext]] = field(default_factory=dict)
     cancelled_batches: dict[int, str] = field(default_factory=dict)  # batch -> DESC
     interrupted: bool = False
+    faults: dict[int, BaseException] = field(default_factory=dict)  # SCHED-FAULT-1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,6 +131,7 @@ class Scheduler:
     ) -> MessageRun:
         """Run every block; one result per block, in block order (SCHED-ORDER-1)."""
         lookups = [look_up(self.tools, block) for block in blocks]  # once per block
+        self.session.turn += 1  # READ-DEDUP-5: a new message, whose Reads all get content
         plan = partition(lookups)
         batch_of = {index: number for number, batch in enumerate(plan) for index in batch.indexes}
         state = _State()
@@ -164,6 +166,8 @@ class Scheduler:
         with state.cond:
             while state.running:
                 state.cond.wait(0.05)
+            if state.faults:  # SCHED-FAULT-1: the message answers as its call would alone
+                raise state.faults[min(state.faults)]
             for index in sorted(state.modifiers):
                 ctx_base = state.modifiers.pop(index)(ctx_base)
         self.session.cwd = ctx_base.cwd  # SCHED-CONTEXT-1: carried to later commands
@@ -233,7 +237,23 @@ class Scheduler:
         return None
 
     def _work(self, item: _Block, ctx: ToolUseContext, state: _State) -> None:
-        outcome = dispatch(self.tools, item.block, ctx, item.lookup)
+        """Run one call and record its end, even when the engine itself fails in it.
+
+        SCHED-FAULT-1: an exception that escapes ``dispatch`` (a fault of the
+        engine, never a tool's error) still ends the call, so the coordinator
+        never waits for a result that will not come; ``run`` raises it once
+        every other call ended, and the request answers PROTO-INTERNAL-1.
+        """
+        try:
+            outcome = dispatch(self.tools, item.block, ctx, item.lookup)
+        except BaseException as exc:
+            with state.cond:
+                state.faults[item.index] = exc
+                state.running.pop(item.index, None)
+                state.cond.notify_all()
+            if self._inline:
+                raise
+            return
         with state.cond:
             state.results[item.index] = outcome
             state.running.pop(item.index, None)

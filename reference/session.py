@@ -53,6 +53,7 @@ class Session:
     owns_session_dir: bool = False  # made by the engine: removed at end (PROTO-END-1)
     original_cwd: str = ""  # TOOL-CONTEXT-1 / PERM-PATH-1: the cwd at begin ("" = cwd)
     tasks: TaskBoard = field(default_factory=TaskBoard)  # BASH-BG-1: background tasks
+    turn: int = 0  # READ-DEDUP-5: the number of the message being run (a call is one)
 
     def __post_init__(self) -> None:
         if not self.original_cwd:

@@ -31,9 +31,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"claude-code: {exc}", file=sys.stderr)
         return 2
     adapter = ClaudeCodeAdapter(release, turn_timeout=args.turn_timeout)
-    # newline="": a CR inside a JSON string is data, not the end of a request
+    # PROTO-TRANSPORT-2: newline="\n", a line ends at LF only (newline="" still splits at a CR)
     with open(
-        sys.stdin.fileno(), encoding="utf-8", errors="replace", newline="", closefd=False
+        sys.stdin.fileno(), encoding="utf-8", errors="replace", newline="\n", closefd=False
     ) as stdin:
         for line in stdin:
             if not line.strip():

@@ -70,6 +70,8 @@ PROGRESS_LINES: Final = 5
 TICK_S: Final = 0.05
 DRAIN_S: Final = 0.25  # output a detached grandchild keeps open is read this long
 READ_CHUNK: Final = 65536
+CAPTURE_HEAD_BYTES: Final = 2 * 1024 * 1024  # BASH-CAPTURE-1
+CAPTURE_TAIL_BYTES: Final = 2 * 1024 * 1024
 # BASH-EXIT-1: programs for which exit code 1 is not a failure.
 EXIT_ONE_OK: Final = frozenset({"grep", "egrep", "fgrep", "rg", "find", "diff", "test", "["})
 GIT_EXIT_ONE_OK: Final = frozenset({"diff", "grep"})
@@ -164,14 +166,16 @@ class _Progress:
         if self.pending_since is None:
             self.pending_since = now
 
-    def tick(self, now: float, output: bytearray) -> None:
+    def tick(self, now: float, capture: Capture) -> None:
         """Report once new output has waited 500 ms: so at most every 500 ms."""
         if self.pending_since is None or now - self.pending_since < PROGRESS_INTERVAL_S:
             return
         self.pending_since = None
+        output = capture.last()
         end = len(output)
         while end and output[end - 1] == 0x0A:  # trailing newlines are no lines
             end -= 1
+        newlines = capture.newlines - (len(output) - end)  # up to the last line with text
         start = end
         for _ in range(PROGRESS_LINES):  # only the tail is decoded
             start = output.rfind(b"\n", 0, start)
@@ -181,7 +185,7 @@ class _Progress:
             {
                 "type": "bash_progress",
                 "output": decode(bytes(output[start + 1 : end])),
-                "total_lines": output.count(b"\n", 0, end) + 1 if end else 0,
+                "total_lines": newlines + 1 if end else 0,
                 "elapsed_ms": int((now - self.started) * 1000),
             }
         )
@@ -189,6 +193,50 @@ class _Progress:
 
 def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
+
+
+class Capture:
+    """BASH-CAPTURE-1: the first and the last bytes of a command's output, and a count of the rest.
+
+    Memory stays under ``CAPTURE_HEAD_BYTES + 2 * CAPTURE_TAIL_BYTES`` however
+    much the command prints; the output is the head, a line naming how many
+    bytes were dropped, and the tail.
+    """
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+        self.newlines = 0  # in the whole output, for BASH-PROGRESS-1's line count
+
+    def add(self, chunk: bytes) -> None:
+        self.newlines += chunk.count(b"\n")
+        room = CAPTURE_HEAD_BYTES - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self.tail += chunk
+        if len(self.tail) > 2 * CAPTURE_TAIL_BYTES:  # trimmed in steps: amortized linear
+            excess = len(self.tail) - CAPTURE_TAIL_BYTES
+            del self.tail[:excess]
+            self.dropped += excess
+
+    def last(self) -> bytes | bytearray:
+        """The newest bytes kept, for progress: the tail once there is one."""
+        return self.tail if self.tail else self.head
+
+    def output(self) -> bytes:
+        """The head, the dropped-bytes line and the last ``CAPTURE_TAIL_BYTES``; or all of it."""
+        excess = len(self.tail) - CAPTURE_TAIL_BYTES
+        if excess > 0:  # the tail only grows once the head is full
+            del self.tail[:excess]
+            self.dropped += excess
+        if not self.dropped:
+            return bytes(self.head + self.tail)
+        marker = f"\n\n... [{self.dropped} bytes of output dropped] ...\n\n".encode()
+        return bytes(self.head) + marker + bytes(self.tail)
 
 
 def run_foreground(
@@ -210,7 +258,7 @@ def run_foreground(
     fd = process.stdout.fileno()
     readable = select.poll()  # poll, not select: no limit on the descriptor's number
     readable.register(fd, select.POLLIN | select.POLLHUP)
-    output = bytearray()
+    output = Capture()  # BASH-CAPTURE-1: bounded, however much is printed
     started = time.monotonic()
     progress = _Progress(report, started)
     deadline = started + timeout_s
@@ -228,7 +276,7 @@ def run_foreground(
             elif readable.poll(TICK_S * 1000):
                 chunk = os.read(fd, READ_CHUNK)
                 if chunk:
-                    output += chunk
+                    output.add(chunk)
                     progress.grew(time.monotonic())
                 else:
                     eof = True
@@ -258,7 +306,7 @@ def run_foreground(
             process.wait(timeout=5)
         process.stdout.close()
     code = process.returncode if process.returncode is not None else -signal.SIGKILL
-    return Finished(bytes(output), exit_code(code), stopped)
+    return Finished(output.output(), exit_code(code), stopped)
 
 
 def _with_cwd_trap(command: str, cwd_file: str) -> str:

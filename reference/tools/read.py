@@ -170,6 +170,8 @@ def _dedup_record(ctx: ToolUseContext, path: str, offset: int, limit: int) -> Re
     record = ctx.session.read_state.get(path)
     if record is None or record.offset != offset or record.limit != limit:
         return None
+    if record.turn == ctx.session.turn:  # READ-DEDUP-5: made in this very message
+        return None
     return record if record.source == "read" else None  # READ-DEDUP-3: not Write, Edit
 
 
@@ -227,17 +229,11 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
             f"({MAX_WHOLE_FILE_BYTES} bytes). Use offset and limit parameters to read "
             "specific portions of the file, or search for specific content instead."
         )
+    # READ-BINARY-1, READ-BINARY-2: from the first bytes alone, before the rest is read
+    _refuse_binary(path, data if data is not None else fileio.read_head(path, BINARY_SNIFF_BYTES))
     if data is None:
         data = fileio.read_bytes(path)
     encoding = text.detect_encoding(data)
-    if encoding is not text.Encoding.UTF16LE and b"\x00" in data[:BINARY_SNIFF_BYTES]:
-        unsupported = read_image.unsupported_format(data)
-        if unsupported is not None:  # IMG-UNSUPPORTED-1
-            raise read_image.unsupported_error(unsupported)
-        raise errors.BinaryFileError(  # READ-BINARY-1
-            f"{path} is a binary file and cannot be read as text. "
-            "Use a tool suited to its format instead."
-        )
     content = text.decode(data, encoding)
     lines = split_lines(content)
     total = len(lines)
@@ -256,9 +252,28 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
             limit=limit,
             partial=partial,
             source="read",
+            turn=ctx.session.turn,  # READ-DEDUP-5
         ),
     )
     return result
+
+
+def _refuse_binary(path: str, head: bytes) -> None:
+    """READ-BINARY-1: a NUL in the first 8192 bytes, without a UTF-16LE mark, is binary.
+
+    READ-BINARY-2: ``head`` is those bytes alone, so a huge (or sparse) file is
+    refused without reading the rest of it.
+    """
+    head = head[:BINARY_SNIFF_BYTES]
+    if text.detect_encoding(head) is text.Encoding.UTF16LE or b"\x00" not in head:
+        return
+    unsupported = read_image.unsupported_format(head)
+    if unsupported is not None:  # IMG-UNSUPPORTED-1
+        raise read_image.unsupported_error(unsupported)
+    raise errors.BinaryFileError(  # READ-BINARY-1
+        f"{path} is a binary file and cannot be read as text. "
+        "Use a tool suited to its format instead."
+    )
 
 
 def _enforce_token_cap(view: str, cap: int) -> None:

@@ -154,6 +154,7 @@ def read(
             limit=limit,
             partial=False,
             source="read",
+            turn=ctx.session.turn,  # READ-DEDUP-5
         ),
     )
     return ToolResult(data={"type": "notebook", "file": {"filePath": path, "cells": cells}})

@@ -871,13 +871,13 @@ def test_adapter_eof_ends_the_session_and_its_tasks(tmp_path: Path, pids: list[i
             },
         },
     ]
-    stdin = io.StringIO("".join(json.dumps(r) + "\n" for r in requests))
-    stdout = io.StringIO()
+    stdin = io.BytesIO("".join(json.dumps(r) + "\n" for r in requests).encode())
+    stdout = io.BytesIO()
     pid_file = tmp_path / "pid"
     assert serve(stdin, stdout) == 0
     pids.append(int(pid_file.read_text()))
     wait_gone(pids[0])
-    answers = [json.loads(line) for line in stdout.getvalue().splitlines()]
+    answers = [json.loads(line) for line in stdout.getvalue().decode().splitlines()]
     assert answers[1]["outcome"]["output"]["backgroundTaskId"] == "bash_1"
 
 
@@ -905,12 +905,35 @@ def test_progress_data_is_the_last_five_lines_and_the_count(
     """SPEC: BASH-PROGRESS-1"""
     reports: list[Mapping[str, Any]] = []
     progress = bash._Progress(reports.append, started=0.0)
+    capture = bash.Capture()
+    capture.add(output)
     progress.grew(0.0)
-    progress.tick(0.4, bytearray(output))  # new output waits 500 ms
+    progress.tick(0.4, capture)  # new output waits 500 ms
     assert reports == []
-    progress.tick(0.5, bytearray(output))
+    progress.tick(0.5, capture)
     assert reports == [
         {"type": "bash_progress", "output": last, "total_lines": total, "elapsed_ms": 500}
     ]
-    progress.tick(2.0, bytearray(output))  # nothing new, nothing reported
+    progress.tick(2.0, capture)  # nothing new, nothing reported
     assert len(reports) == 1
+
+
+def test_capture_keeps_both_ends_and_counts_every_line() -> None:
+    """SPEC: BASH-CAPTURE-1, BASH-PROGRESS-1"""
+    capture = bash.Capture()
+    for _ in range(200):  # 200 chunks of 64 KiB: 12.5 MiB, lines of 16 bytes
+        capture.add(b"0123456789abcde\n" * 4096)
+    kept = capture.output()
+    dropped = 200 * 65536 - 2 * bash.CAPTURE_HEAD_BYTES
+    marker = f"\n\n... [{dropped} bytes of output dropped] ...\n\n".encode()
+    assert kept == b"0123456789abcde\n" * (bash.CAPTURE_HEAD_BYTES // 16) + marker + (
+        b"0123456789abcde\n" * (bash.CAPTURE_TAIL_BYTES // 16)
+    )
+    reports: list[Mapping[str, Any]] = []
+    progress = bash._Progress(reports.append, started=0.0)
+    progress.grew(0.0)
+    progress.tick(1.0, capture)
+    assert reports[0]["total_lines"] == 200 * 4096  # the dropped lines count too
+    small = bash.Capture()
+    small.add(b"a" * 100)
+    assert small.output() == b"a" * 100

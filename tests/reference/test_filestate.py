@@ -28,7 +28,7 @@ def record(text: str = "old", mtime_ns: int = 100) -> ReadRecord:
 def test_record_holds_the_fields_spec_lists() -> None:
     """SPEC: STATE-RECORD-1"""
     names = {field.name for field in dataclasses.fields(ReadRecord)}
-    assert names == {"text", "mtime_ns", "size", "offset", "limit", "partial", "source"}
+    assert names == {"text", "mtime_ns", "size", "offset", "limit", "partial", "source", "turn"}
 
 
 @pytest.mark.parametrize(

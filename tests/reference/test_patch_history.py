@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
+import subprocess
+import sys
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from refsupport import Call
 
-from reference import history
+from reference import history, patch
 from reference.patch import Hunk, structured_patch
 
 TEXTS = st.builds(
@@ -173,3 +176,59 @@ def test_engine_backups_are_idempotent_across_writes(
         assert call("Write", file_path=str(path), content=content)["outcome"]["stage"] == "done"
     names = sorted(os.listdir(session_dir / "file-history"))
     assert names == sorted(hashlib.sha256(b).hexdigest() for b in (b"v1", b"v2"))
+
+
+def _apply(old: str, hunks: list[patch.Hunk]) -> list[str]:
+    """The old text's lines with the hunks applied, checking every context and removed line."""
+    old_lines = patch._lines(old)
+    out: list[str] = []
+    position = 0
+    for hunk in hunks:
+        start = hunk["oldStart"] - 1 if hunk["oldLines"] else hunk["oldStart"]
+        out += old_lines[position:start]
+        position = start
+        for line in hunk["lines"]:
+            if line[0] in " -":
+                assert old_lines[position] == line[1:]
+                position += 1
+            if line[0] in " +":
+                out.append(line[1:])
+    return out + old_lines[position:]
+
+
+def test_every_patch_turns_the_old_text_into_the_new() -> None:
+    """SPEC: PATCH-1, PATCH-2"""
+    rng = random.Random(12)
+    for _ in range(2_000):
+        alphabet = rng.choice(["ab", "abc", "abcdefgh"])
+        old = [rng.choice(alphabet) for _ in range(rng.randint(0, 40))]
+        new = list(old)
+        for _ in range(rng.randint(0, 6)):
+            where = rng.randint(0, len(new))
+            if rng.random() < 0.5:
+                new.insert(where, rng.choice(alphabet))
+            elif new:
+                del new[min(where, len(new) - 1)]
+        old_text, new_text = "".join(f"{x}\n" for x in old), "".join(f"{x}\n" for x in new)
+        hunks = patch.structured_patch(old_text, new_text)
+        assert _apply(old_text, hunks) == new
+
+
+def test_a_patch_over_the_budget_is_one_change_and_still_correct() -> None:
+    """SPEC: PATCH-2"""
+    old, new = "ab\n" * 2_000, "ab\ncd\n" * 1_000
+    hunks = patch.structured_patch(old, new)  # once minutes of difflib: 249 s
+    assert _apply(old, hunks) == new.splitlines()
+    assert len(hunks) == 1
+    assert (hunks[0]["oldLines"], hunks[0]["newLines"]) == (2_000, 2_000)
+
+
+def test_repetitive_patches_answer_in_bounded_time() -> None:
+    """SPEC: PATCH-2 (a hang check: the bound is generous, the case took 249 s before)"""
+    script = (
+        "from reference.patch import structured_patch\n"
+        "structured_patch('ab\\n' * 2000, 'ab\\ncd\\n' * 1000)\n"
+        "structured_patch('', 'abc\\n' * 1_000_000)\n"
+        "structured_patch('a\\nb\\n' * 3000, 'b\\na\\n' * 3000)\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)

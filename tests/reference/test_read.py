@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from refsupport import (
     touch_forward,
 )
 
-from reference import fileio, tokens
+from reference import fileio, results, tokens
 from reference.engine import Engine
 from reference.tools import read
 
@@ -954,3 +956,86 @@ def test_a_read_renders_its_lines_once(
         },
     }
     assert read.map_result(data) == real(["beta"], 2) + REMINDER
+
+
+@pytest.mark.parametrize("cap", [None, "100000000"])
+def test_a_huge_first_line_with_limit_1_answers_no_more_than_the_model_got(
+    tmp_path: Path, begin: Begin, cap: str | None
+) -> None:
+    """SPEC: RES-OUTPUT-1, TOK-GATE-2, READ-LINE-3"""
+    path = tmp_path / "one-line.txt"
+    path.write_text("ab " * 1_000_000 + "\nsecond\n")
+    engine = begin(env={"CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS": cap} if cap else {})
+    tool_use = {"id": "r", "name": "Read", "input": {"file_path": str(path), "limit": 1}}
+    answer = engine.handle({"seq": 1, "cmd": "call", "tool_use": tool_use})
+    content = answer["tool_result"]["content"]
+    output = answer["outcome"]["output"]
+    assert len(json.dumps(output)) <= len(content) + results.OUTPUT_SLACK_CHARS + 1_000
+    if cap is None:  # the gate refuses the view: no output at all
+        assert answer["outcome"]["error_name"] == "MaxFileReadTokenExceededError"
+        assert output is None
+    else:  # the model got the line itself, and the output is that line once
+        assert output["file"]["content"] == "ab " * 1_000_000
+
+
+def test_bound_output_keeps_small_outputs_and_summarizes_big_ones() -> None:
+    """SPEC: RES-OUTPUT-1"""
+    small = {"stdout": "x" * 70_000, "exitCode": 0}
+    assert results.bound_output(small, "x" * 70_000) == (small, None)
+    assert results.bound_output(small, "short")[1] is not None
+    patch = [{"lines": ["+y"] * 100_000}]
+    big = {"type": "create", "content": "y" * 5_000_000, "structuredPatch": patch}
+    summary, cut = results.bound_output(big, "File created successfully")
+    assert summary is not None
+    assert cut is not None
+    assert summary["type"] == "create"
+    assert summary["content"] == "y" * results.OUTPUT_STRING_CHARS
+    assert len(json.dumps(summary)) < 2 * results.OUTPUT_SLACK_CHARS + 10 * 1_000
+    kept_lines = len(summary["structuredPatch"][0]["lines"])
+    assert 0 < kept_lines < 100_000
+    assert cut == 5_000_000 - results.OUTPUT_STRING_CHARS + 2 * (100_000 - kept_lines)
+
+
+def test_a_big_binary_file_is_refused_without_reading_it_whole(
+    tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: READ-BINARY-2, READ-BINARY-1"""
+    path = tmp_path / "sparse.bin"
+    with path.open("wb") as handle:
+        handle.truncate(64 * 1024 * 1024)
+
+    def whole_file(_path: str) -> bytes:
+        raise AssertionError("the whole file was read")
+
+    monkeypatch.setattr(fileio, "read_bytes", whole_file)
+    answer = call("Read", file_path=str(path), offset=5, limit=10)
+    assert answer["outcome"]["error_name"] == "BinaryFileError"
+
+
+def test_a_fifo_swapped_in_after_the_stat_never_blocks_the_read(
+    tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: FILE-PATH-4, READ-KIND-1"""
+    path = tmp_path / "swapped"
+    os.mkfifo(path)  # no writer: a plain open would wait for one for ever
+    real_stat = fileio.stat
+
+    def regular_then_fifo(name: str) -> fileio.Stat:  # the stat saw a file; the open sees a FIFO
+        seen = real_stat(name)
+        if name == str(path):
+            return seen._replace(kind=fileio.FileKind.REGULAR)
+        return seen
+
+    monkeypatch.setattr(fileio, "stat", regular_then_fifo)
+    answers: list[dict[str, Any]] = []
+    worker = threading.Thread(
+        target=lambda: answers.append(call("Read", file_path=str(path))), daemon=True
+    )
+    worker.start()
+    worker.join(30)  # only to detect a hang
+    if not answers:  # unblock the stuck open so the thread can end
+        with open(path, "wb"):
+            pass
+    assert answers, "Read blocked on the FIFO"
+    assert answers[0]["outcome"]["stage"] == "call"
+    assert answers[0]["outcome"]["error_name"] == "FileVanishedError"

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from reference import scheduler
+from reference.engine import Engine
 from reference.workers import Workers
 
 WAIT = 10.0  # seconds; a bound on a hang, never reached when the pool is right
@@ -85,3 +89,38 @@ def test_workers_are_daemon_threads() -> None:
     pool.run(job)
     assert finished.wait(WAIT)
     assert seen == [True]
+
+
+def test_a_fault_on_a_worker_answers_the_message_internal_instead_of_hanging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: SCHED-FAULT-1, PROTO-INTERNAL-1"""
+    real = scheduler.dispatch
+
+    def failing(tools: Any, block: Any, ctx: Any, lookup: Any) -> Any:
+        if block["id"] == "bad":
+            raise OSError(36, "File name too long")
+        return real(tools, block, ctx, lookup)
+
+    monkeypatch.setattr(scheduler, "dispatch", failing)
+    (tmp_path / "a.txt").write_text("a\n")
+    engine = Engine()
+    begin = {"root": str(tmp_path), "prompt": "allow"}
+    assert engine.handle({"seq": 1, "cmd": "begin", "session": begin}) == {"seq": 1, "ok": True}
+    read = {"name": "Read", "input": {"file_path": str(tmp_path / "a.txt")}}
+    content = [{"id": "ok1", **read}, {"id": "bad", **read}, {"id": "ok2", **read}]
+    answers: list[dict[str, Any]] = []
+    thread = threading.Thread(
+        target=lambda: answers.append(
+            engine.handle({"seq": 2, "cmd": "message", "content": content})
+        ),
+        daemon=True,
+    )
+    thread.start()
+    thread.join(30)  # only to detect a hang
+    assert answers, "the message never answered"
+    assert answers[0]["seq"] == 2
+    assert answers[0]["error"]["kind"] == "internal"
+    assert "File name too long" in answers[0]["error"]["message"]
+    again = engine.handle({"seq": 3, "cmd": "message", "content": [{"id": "r", **read}]})
+    assert again["results"][0]["outcome"]["stage"] == "done"  # the engine goes on serving
