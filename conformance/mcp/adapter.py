@@ -183,6 +183,7 @@ class McpAdapter:
                 stderr=self._work / "stderr.log",
                 start_timeout=self.mapping.start_timeout,
                 mode=self.mapping.mode,
+                validate_output=self.mapping.results.validate_output,
             )
         except (ServerCrash, ServerTimeout):
             self._stop_server(keep_log=True)

@@ -92,6 +92,8 @@ class ResultRules:
     outcome_meta: str | None = None
     events_meta: str | None = None
     tool_use_id_meta: str | None = None
+    validate_output: bool = True
+    """Check structured content against output schemas, as the SDK does by default."""
     dedup_output_type: str | None = None
     """Infer ``dedup`` as ``output.type`` equal to this (named in the hello's inferences)."""
 
@@ -203,6 +205,7 @@ def load_mapping(spec: str) -> McpMapping:
         events_meta=meta.get("events"),
         tool_use_id_meta=meta.get("tool_use_id"),
         dedup_output_type=(results.get("infer") or {}).get("dedup_output_type"),
+        validate_output=bool(results.get("validate_output", True)),
     )
     if rules.content not in _CONTENT_RULES or rules.output not in _OUTPUT_RULES:
         raise _problem(path, f"results: content one of {_CONTENT_RULES}, output of {_OUTPUT_RULES}")
