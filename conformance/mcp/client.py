@@ -144,13 +144,10 @@ class ServerProcess:
             raise ServerCrash("the connection to the server is closed")
         if not self._validate_output:
             _forget_output_schemas(client)
-        coroutine = client.call_tool(
-            name,
-            arguments,
-            read_timeout_seconds=timeout,
-            meta=cast(RequestParamsMeta, dict(meta)) if meta else None,
-        )
-        result: CallToolResult = self._run(coroutine, timeout + 1.0)
+        request_meta = cast(RequestParamsMeta, dict(meta)) if meta else None
+        # the deadline is ours, not the SDK's: its own would come back as a JSON-RPC error
+        coroutine = client.call_tool(name, arguments, meta=request_meta)
+        result: CallToolResult = self._run(coroutine, timeout)
         return result.model_dump(by_alias=True, exclude_none=True, mode="json")
 
     def close(self) -> None:

@@ -182,8 +182,10 @@ def load_mapping(spec: str) -> McpMapping:
     if not isinstance(data, Mapping):
         raise _problem(path, "not a mapping")
     implementation = data.get("implementation")
-    if not isinstance(implementation, Mapping) or "name" not in implementation:
-        raise _problem(path, "implementation needs a name")
+    if not isinstance(implementation, Mapping) or not {"name", "version", "language"} <= set(
+        implementation
+    ):
+        raise _problem(path, "implementation needs a name, a version and a language")
     command = _strings(data.get("command"), path, "command")
     if not command:
         raise _problem(path, "command is required")
