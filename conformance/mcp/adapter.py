@@ -45,6 +45,17 @@ __all__ = ["McpAdapter", "to_protocol_content"]
 
 PROTOCOL: Final = 1
 _SOURCE_KEYS: Final = frozenset({"permissions"})
+SETTINGS_SOURCES: Final = (
+    "policySettings",
+    "localSettings",
+    "projectSettings",
+    "userSettings",
+    "flagSettings",
+    "cliArg",
+    "command",
+    "session",
+)
+"""The source names of protocol v1's ``begin``; others are ignored (PROTO-BEGIN-1)."""
 
 
 class McpAdapter:
@@ -130,7 +141,11 @@ class McpAdapter:
             values |= {
                 "root": str(session["root"]),
                 "cwd": str(session.get("cwd") or session["root"]),
-                "home": str(session.get("home") or self._work / "home"),
+                "home": str(
+                    session.get("home")
+                    or (session.get("env") or {}).get("HOME")
+                    or self._work / "home"
+                ),
                 "work": str(self._work),
                 "session_dir": str(session.get("session_dir") or self._work / "session"),
                 "prompt": str(session.get("prompt") or "deny"),
@@ -154,7 +169,8 @@ class McpAdapter:
     def _begin(self, request: Mapping[str, Any]) -> dict[str, Any]:
         session: Mapping[str, Any] = request["session"]
         self._stop_server()
-        settings = session.get("settings") or {}
+        given = session.get("settings") or {}
+        settings = {k: v for k, v in given.items() if k in SETTINGS_SOURCES}
         self._check_settings(settings)
         if session.get("test_tools") and "test_tools" not in self.mapping.session_args:
             raise Unmappable(f"{self.mapping.name} registers no test tools")
