@@ -294,6 +294,7 @@ def _parser() -> argparse.ArgumentParser:
     stress.add_argument("--isolation", choices=("auto", "on", "off"), default="auto")
     stress.add_argument("--pass-env", action="append", default=[], metavar="NAME")
     stress.set_defaults(command=_stress)
+    _add_matrix(commands)
     return parser
 
 
@@ -771,3 +772,46 @@ def _bench(args: argparse.Namespace) -> int:
     print(f"bench: wrote bench.json, bench.md and bench.png to {args.output_dir}")
     failed = [impl for impl in run.implementations if impl.failure]
     return EXIT_UNAVAILABLE if failed else EXIT_OK
+
+
+# -- toolconf matrix (conformance/matrix.py) ----------------------------------
+
+
+def _add_matrix(commands: Any) -> None:
+    """The ``matrix`` subcommand: reports side by side, per SPEC section."""
+    matrix = commands.add_parser(
+        "matrix",
+        help="implementations x SPEC sections (pass / fail / n/a / not observed), "
+        "as Markdown and self-contained HTML, from JSON-lines reports",
+    )
+    matrix.add_argument("reports", type=Path, nargs="+", help="JSON-lines reports, one row each")
+    matrix.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
+    matrix.add_argument(
+        "--output-dir", type=Path, default=Path("."), help="where matrix.md and matrix.html go"
+    )
+    matrix.add_argument("--date", default="", help="the date the page names (default: today)")
+    matrix.add_argument("--regenerate", default="", help="the command that regenerates it")
+    matrix.set_defaults(command=_matrix)
+
+
+def _matrix(args: argparse.Namespace) -> int:
+    from conformance.matrix import (  # noqa: PLC0415  (only this command needs it)
+        build_matrix,
+        load_reports,
+        matrix_html,
+        matrix_markdown,
+    )
+
+    table = build_matrix(load_reports(args.reports), args.spec.read_text("utf-8"))
+    date = args.date or datetime.date.today().isoformat()
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    markdown = matrix_markdown(table, date=date, command=args.regenerate)
+    (args.output_dir / "matrix.md").write_text(markdown, encoding="utf-8")
+    page = matrix_html(table, date=date, command=args.regenerate)
+    (args.output_dir / "matrix.html").write_text(page, encoding="utf-8")
+    print(f"matrix: {len(table.rows)} implementations x {len(table.sections)} sections")
+    for row in table.rows:
+        totals = ", ".join(f"{row.total(s)} {s}" for s in ("pass", "fail", "n/a", "not observed"))
+        print(f"  {row.label}: {totals}")
+    print(f"matrix: wrote matrix.md and matrix.html to {args.output_dir}")
+    return EXIT_OK

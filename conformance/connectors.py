@@ -7,6 +7,7 @@ A connector is named by a string ``scheme[:rest]``:
   engine class or factory (anything with ``handle(request) -> response``).
 - ``stdio:<command>``: any implementation behind an adapter process speaking
   protocol v1 on stdin/stdout (the command is split with ``shlex``).
+- ``mcp:<mapping>``: an MCP server played through a mapping file (``conformance.mcp``).
 - ``mutant:<name>``: reserved for the deliberately broken variants of the
   reference; the factory is looked up lazily as ``conformance.mutants:connect``.
 
@@ -597,3 +598,4 @@ register_connector("direct", _direct)
 register_connector("stdio", _stdio)
 register_connector("mutant", "conformance.mutants:connect")
 register_connector("claude-code", "conformance.claude_code.connector:connect")
+register_connector("mcp", "conformance.mcp.connector:connect")

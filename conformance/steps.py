@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias
 
 from conformance.checks import BEHAVIOUR, RENDERING, Tally, check_call, check_message, check_tools
-from conformance.errors import AdapterError
+from conformance.errors import AdapterError, AdapterUnsupported
 from conformance.matchers import Mismatch, match
 from conformance.protocol import (
     check_call_response,
@@ -402,6 +402,10 @@ class RawStep(Step):
 
     def run(self, context: StepContext) -> Tally:
         answer = context.connector.request_raw(context.sandbox.expand(self.request))
+        error = answer.get("error")
+        if isinstance(error, Mapping) and error.get("kind") == "unsupported":
+            # PROTO-UNSUPPORTED-1: what the implementation cannot be given is not applicable
+            raise AdapterUnsupported(f"{self.describe()} not supported: {error.get('message')}")
         want = context.sandbox.expand_expect(self.expect)
         tally = Tally(unreported=context.unreported)
         if "response" in want:

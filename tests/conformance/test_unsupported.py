@@ -54,3 +54,17 @@ def test_an_unsupported_call_stops_the_scenario_as_not_applicable() -> None:
     assert outcome is Outcome.NOT_APPLICABLE
     assert "call not supported" in message
     assert seen.count("call") == 2  # one per scenario: the second step never ran
+
+
+def test_an_unsupported_answer_to_a_raw_step_is_not_applicable() -> None:
+    Refusing.refuse = "call"
+    Refusing.seen = []
+    scenario = parse_scenario(
+        HEAD + "steps:\n  - raw: {cmd: call, tool_use: {type: tool_use, id: x, name: Read, "
+        "input: oops}}\n    expect: {response: {json_subset: {error: {absent: true}}}}\n"
+    )
+    with Runner(DirectConnector(Refusing, options=ConnectorOptions(timeout=5.0))) as runner:
+        result = runner.run(scenario)
+    assert result.outcome is Outcome.NOT_APPLICABLE
+    assert "raw call not supported: no counterpart" in result.message
+    assert result.mismatches == ()

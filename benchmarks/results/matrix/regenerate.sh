@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Regenerates the compatibility matrix: each peer through the suite, one run at a
+# time (the machine is shared), then `toolconf matrix` over the reports.
+#   bash benchmarks/results/matrix/regenerate.sh            # every run, then the matrix
+#   bash benchmarks/results/matrix/regenerate.sh --matrix   # the matrix from the committed reports
+# Peers come from the npm registry into ~/.cache/toolconf (python -m conformance.mcp install).
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+out=benchmarks/results/matrix
+fidelity=benchmarks/results/fidelity
+run() {  # NAME IMPL: one run, its report and its wall time
+  local start=$SECONDS
+  python -m conformance run --no-progress --impl "$2" --report jsonl --output "$out/$1.jsonl" || true
+  echo "$1 $2 $((SECONDS - start))" >> "$out/times.txt"
+}
+if [ "${1:-}" != "--matrix" ]; then
+  : > "$out/times.txt"
+  python -m conformance.mcp install filesystem claude-code-2.1.88
+  run reference direct
+  run mcp-toolconf mcp:toolconf
+  run mcp-filesystem mcp:filesystem
+  run mcp-claude-code-2.1.88 mcp:claude-code-2.1.88
+fi
+reports=("$out"/reference.jsonl "$out"/mcp-toolconf.jsonl "$out"/mcp-filesystem.jsonl)
+[ -e "$out/mcp-claude-code-2.1.88.jsonl" ] && reports+=("$out/mcp-claude-code-2.1.88.jsonl")
+# Claude Code through its CLI: the fidelity runs (benchmarks/results/fidelity/README.md)
+reports+=("$fidelity/claude-code-2.1.88.jsonl" "$fidelity/claude-code-2.1.332.jsonl")
+python -m conformance matrix "${reports[@]}" --output-dir "$out" \
+  --date "$(head -1 "$out/reference.jsonl" | python -c 'import json,sys; print(json.load(sys.stdin)["started"][:10])')" \
+  --regenerate "bash benchmarks/results/matrix/regenerate.sh --matrix"
