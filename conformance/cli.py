@@ -49,6 +49,7 @@ from conformance.console import Progress, describe_result, format_table, level_l
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
 from conformance.fidelity import fidelity_markdown, load_report, merge_reports, write_jsonl
 from conformance.lint import LintPaths, lint
+from conformance.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 from conformance.protocol import check_ok
 from conformance.registry import (
     DEFAULT_CODE,
@@ -111,6 +112,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--expected-failures", type=Path, metavar="FILE", help="YAML {scenario-id: reason}"
+    )
+    run.add_argument(
+        "--profile",
+        choices=PROFILE_NAMES,
+        default=DEFAULT_PROFILE,
+        help="the behaviour profile to judge (PROFILE-RUN-1; default documented): scenarios "
+        "not holding under it are not applicable, and begin asks the implementation for it",
     )
     run.add_argument("--report", choices=sorted(FORMATS), help="also write a report in this format")
     run.add_argument(
@@ -329,6 +337,7 @@ def _run(args: argparse.Namespace) -> int:
         fixtures=args.fixtures,
         keep=args.keep,
         levels=args.levels,
+        profile=args.profile,
     )
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     try:
@@ -343,6 +352,8 @@ def _run(args: argparse.Namespace) -> int:
         file=console,
     )
     for line in _hello_lines(hello.unreported, hello.inferences, args.levels):
+        print(line, file=console)
+    for line in _profile_lines(args.profile, hello.profiles):
         print(line, file=console)
     results = [_load_error_result(e) for e in load_errors]
     progress = Progress(len(scenarios), console, quiet=args.no_progress)
@@ -374,6 +385,8 @@ def _run(args: argparse.Namespace) -> int:
             unreported=sorted(hello.unreported),
             inferences=hello.inferences,
             levels=args.levels,
+            profile=args.profile,
+            plays=hello.profiles,
         )
         with _open_output(args.output or f"toolconf-report.{_EXTENSIONS[args.report]}") as out:
             write_report(args.report, results, info, out)
@@ -419,6 +432,18 @@ def _hello_lines(
             f"through {inference.get('table')}"
         )
     return lines
+
+
+def _profile_lines(profile: str, plays: Sequence[str]) -> list[str]:
+    """PROFILE-RUN-1: the profile judged, when it is not the default or not one played."""
+    if profile == DEFAULT_PROFILE and profile in plays:
+        return []
+    if profile in plays:
+        return [f"profile: {profile} (played by the implementation)"]
+    return [
+        f"profile: {profile}, which the implementation does not claim to play "
+        f"(it plays {', '.join(plays)}): a measurement, not an agreement run"
+    ]
 
 
 @contextlib.contextmanager

@@ -26,6 +26,7 @@ from jsonschema.exceptions import best_match
 from referencing.jsonschema import DRAFT202012
 
 from conformance.errors import SchemaViolation, VersionMismatch
+from conformance.profiles import played_profiles
 from conformance.schemacheck import Predicate, compile_predicate
 
 __all__ = [
@@ -206,6 +207,8 @@ class Hello:
     raw: Mapping[str, Any] = field(default_factory=dict)
     unreported: frozenset[str] = frozenset()
     inferences: tuple[Mapping[str, Any], ...] = ()
+    profiles: tuple[str, ...] = ("documented",)
+    """PROTO-HELLO-2: the behaviour profiles it plays."""
 
     @property
     def name(self) -> str:
@@ -233,4 +236,5 @@ def parse_hello(response: Mapping[str, Any]) -> Hello:
         raw=dict(response),
         unreported=frozenset(response.get("unreported", ())),
         inferences=tuple(dict(i) for i in response.get("inferences", ())),
+        profiles=played_profiles(response),
     )

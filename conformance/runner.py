@@ -36,6 +36,7 @@ from typing import Any
 from conformance.checks import BEHAVIOUR, LEVELS, Tally
 from conformance.connectors import Connector
 from conformance.errors import AdapterError, AdapterFailure, ConformanceError, ScenarioError
+from conformance.profiles import DEFAULT_PROFILE, holds_under
 from conformance.protocol import Hello, check_ok
 from conformance.results import Outcome, ScenarioResult, level_counts
 from conformance.sandbox import Sandbox
@@ -64,8 +65,13 @@ def run_scenario(
     keep: bool = False,
     unreported: Iterable[str] = (),
     levels: Iterable[str] = LEVELS,
+    profile: str = DEFAULT_PROFILE,
 ) -> ScenarioResult:
     """Run one scenario on a started connector; never raises for scenario or adapter problems.
+
+    ``profile`` is the behaviour profile the run judges (PROFILE-RUN-1): a
+    scenario that does not hold under it is ``not_applicable``, and ``begin``
+    asks for it (PROTO-BEGIN-3).
 
     ``features`` are those the implementation supports (normally its hello);
     a scenario requiring others is ``not_applicable``. ``unreported`` are the
@@ -83,6 +89,12 @@ def run_scenario(
         area=scenario.area,
         path=str(scenario.path) if scenario.path else None,
     )
+    if not holds_under(scenario.profiles, profile):  # PROFILE-SCENARIO-1
+        return replace(
+            base,
+            outcome=Outcome.NOT_APPLICABLE,
+            reason=f"holds under {', '.join(scenario.profiles)}, not {profile}",
+        )
     available = set(features)
     missing = [f for f in scenario.requires if f not in available]
     if missing:
@@ -91,6 +103,7 @@ def run_scenario(
         )
     started = time.perf_counter()
     execution = _Execution(scenario, connector, fixtures, frozenset(unreported), frozenset(levels))
+    execution.profile = profile
     try:
         result = execution.run(base)
     finally:
@@ -123,6 +136,8 @@ class _Execution:
         self._unreported = unreported
         self.levels = levels
         self.tally = Tally(unreported=unreported)
+        self.profile = DEFAULT_PROFILE
+        """PROTO-BEGIN-3: the profile ``begin`` asks for (not sent when it is the default)."""
         self.places: dict[int | None, str] = {}
         """Step -> where it is, in words, for each step that found a mismatch."""
 
@@ -246,6 +261,8 @@ class _Execution:
             "test_tools": setup.test_tools,
             "session_dir": str(session_dir),
         }
+        if self.profile != DEFAULT_PROFILE:
+            session["profile"] = self.profile  # PROTO-BEGIN-3
         try:
             answer = self.connector.request({"cmd": "begin", "session": session})
         except AdapterError as exc:
@@ -296,7 +313,8 @@ class Runner:
 
     ``features`` overrides what the implementation declared (to run a subset,
     or to force scenarios on); ``levels`` are the assertion levels that decide
-    pass or fail (default all three). Use as a context manager, or call
+    pass or fail (default all three); ``profile`` the behaviour profile the
+    run judges (PROFILE-RUN-1). Use as a context manager, or call
     ``start`` and ``close``.
     """
 
@@ -308,9 +326,11 @@ class Runner:
         fixtures: Path = DEFAULT_FIXTURES,
         keep: bool = False,
         levels: Iterable[str] = LEVELS,
+        profile: str = DEFAULT_PROFILE,
     ) -> None:
         self.connector = connector
         self.levels = frozenset(levels)
+        self.profile = profile
         self.features_override = None if features is None else frozenset(features)
         self.fixtures = fixtures
         self.keep = keep
@@ -367,6 +387,7 @@ class Runner:
             keep=self.keep,
             unreported=self._hello.unreported if self._hello else (),
             levels=self.levels,
+            profile=self.profile,
         )
         self._broken = result.connection_broken
         return result

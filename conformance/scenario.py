@@ -131,6 +131,8 @@ class Scenario:
     spec: tuple[str, ...]
     level: Level
     requires: tuple[str, ...] = ()
+    profiles: tuple[str, ...] = ()
+    """PROFILE-SCENARIO-1: the profiles it holds under; empty means all."""
     setup: Setup = field(default_factory=Setup)
     steps: tuple[Step, ...] = ()
     final: tuple[FinalFile, ...] = ()
@@ -411,6 +413,7 @@ def _build(located: Located, *, path: Path | None, area: str) -> Scenario:
         spec=tuple(data["spec"]),
         level=data["level"],
         requires=tuple(data.get("requires", ())),
+        profiles=tuple(data.get("profiles", ())),
         setup=setup,
         steps=steps,
         final=final,
