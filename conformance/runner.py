@@ -379,18 +379,18 @@ class Runner:
                     message=f"cannot (re)start the implementation: {exc}",
                     stderr=self.connector.take_stderr(),
                 )
-        if self.profile != DEFAULT_PROFILE and self._hello is not None:
-            if self.profile not in self._hello.profiles:  # PROFILE-RUN-1, PROTO-HELLO-2
-                return ScenarioResult(
-                    id=scenario.id,
-                    outcome=Outcome.NOT_APPLICABLE,
-                    title=scenario.title,
-                    spec=scenario.spec,
-                    level=scenario.level,
-                    area=scenario.area,
-                    path=str(scenario.path) if scenario.path else None,
-                    reason=f"the implementation does not play profile {self.profile}",
-                )
+        hello = self._hello
+        if self.profile != DEFAULT_PROFILE and hello and self.profile not in hello.profiles:
+            return ScenarioResult(  # PROFILE-RUN-1, PROTO-HELLO-2
+                id=scenario.id,
+                outcome=Outcome.NOT_APPLICABLE,
+                title=scenario.title,
+                spec=scenario.spec,
+                level=scenario.level,
+                area=scenario.area,
+                path=str(scenario.path) if scenario.path else None,
+                reason=f"the implementation does not play profile {self.profile}",
+            )
         result = run_scenario(
             scenario,
             self.connector,

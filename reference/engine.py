@@ -46,6 +46,7 @@ FEATURES: Final = (  # PROTO-FEATURES-1: the names of its table this engine supp
     "result_persistence",
     "test_tools",
     "registry",
+    "profiles",
 )
 
 

@@ -49,8 +49,9 @@ class Profile:
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
+    # PROFILE-OPEN-1: the engine plays the documented behaviour for these IDs
     open: frozenset[str] = frozenset()
-    """PROFILE-OPEN-1: IDs measured to differ that this profile does not model."""
+    """IDs measured to differ that this profile does not model."""
 
 
 DOCUMENTED: Final = Profile(name="documented")
