@@ -537,6 +537,8 @@ def _fidelity(args: argparse.Namespace) -> int:
             write_jsonl(report, out)
     started = str(report.header.get("started", ""))[:10] or "unknown date"
     command = args.regenerate or f"toolconf run --impl {report.header.get('impl', '?')}"
+    if not args.regenerate and report.header.get("profile", DEFAULT_PROFILE) != DEFAULT_PROFILE:
+        command += f" --profile {report.header['profile']}"  # PROFILE-RUN-1
     expected = None
     if args.expected_failures:
         expected, _, problems = load_reasons(args.expected_failures, "expected failures")
