@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
-__all__ = ["DEFAULT_PROFILE", "DOCUMENTED", "PROFILES", "Profile", "profile_named"]
+__all__ = [
+    "DEFAULT_PROFILE",
+    "DOCUMENTED",
+    "PROFILES",
+    "VARIANT_IDS",
+    "Profile",
+    "profile_named",
+    "varying_ids",
+]
 
 WriteRead = Literal["full", "any", "unread-text"]
 
@@ -52,6 +60,28 @@ class Profile:
     # PROFILE-OPEN-1: the engine plays the documented behaviour for these IDs
     open: frozenset[str] = frozenset()
     """IDs measured to differ that this profile does not model."""
+
+
+VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "write_read": "WRITE-READ-1",
+        "edit_needs_read": "EDIT-READ-1",
+        "stale_edit_applied": "STATE-STALE-2",
+        "stale_by_content": "STATE-STALE-1",
+        "dedup": "READ-DEDUP-1",
+        "read_deny_blocks_edits": "PERM-READDENY-1",
+    }
+)
+"""Each variant field of :class:`Profile` and the SPEC ID whose ``Profiles:`` line states it."""
+
+
+def varying_ids(profile: Profile) -> dict[str, str]:
+    """ID -> ``variant`` or ``open``: where ``profile`` differs from the documented contract."""
+    out = {rid: "open" for rid in profile.open}
+    for name, rid in VARIANT_IDS.items():
+        if getattr(profile, name) != getattr(DOCUMENTED, name):
+            out.setdefault(rid, "variant")
+    return out
 
 
 DOCUMENTED: Final = Profile(name="documented")
