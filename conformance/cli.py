@@ -6,6 +6,8 @@ Commands:
 - ``list [PATHS] [-k PATTERN] [--level L] [--spec ID]``: ids, levels, SPEC IDs, titles;
 - ``lint``: check the suite itself (``conformance.lint``);
 - ``summary REPORT...``: the totals of saved JSON-lines reports;
+- ``diff A.jsonl B.jsonl [--unspecified FILE]``: which scenarios changed outcome
+  between two reports, ID by ID, grouped by SPEC section (``conformance.release_diff``);
 - ``smoke --impl I``: hello, begin, end; say what the implementation is;
 - ``mutants [--only NAME] [--list] [--full] [--report markdown]``: every
   mutant against the scenarios citing the SPEC IDs it breaks, and the whole
@@ -54,6 +56,7 @@ from conformance.fidelity import (
     write_jsonl,
 )
 from conformance.lint import LintPaths, lint
+from conformance.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 from conformance.protocol import check_ok
 from conformance.registry import (
     DEFAULT_CODE,
@@ -116,6 +119,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--expected-failures", type=Path, metavar="FILE", help="YAML {scenario-id: reason}"
+    )
+    run.add_argument(
+        "--profile",
+        choices=PROFILE_NAMES,
+        default=DEFAULT_PROFILE,
+        help="the behaviour profile to judge (PROFILE-RUN-1; default documented): scenarios "
+        "not holding under it are not applicable, and begin asks the implementation for it",
     )
     run.add_argument(
         "--report",
@@ -194,6 +204,31 @@ def _parser() -> argparse.ArgumentParser:
     fidelity.add_argument("--output", default="-", help="Markdown file ('-': stdout)")
     fidelity.add_argument("--regenerate", default="", help="command that regenerates it")
     fidelity.set_defaults(command=_fidelity)
+
+    # -- diff: which scenarios changed outcome between two runs (release diffs) --
+    release_diff = commands.add_parser(
+        "diff", help="which scenarios changed outcome between two JSON-lines reports, by SPEC ID"
+    )
+    release_diff.add_argument("before", type=Path, help="report A (toolconf run --report jsonl)")
+    release_diff.add_argument("after", type=Path, help="report B")
+    release_diff.add_argument(
+        "--unspecified",
+        type=Path,
+        metavar="FILE",
+        help="YAML list of {title, text, evidence}: B's behaviour SPEC.md has no ID for",
+    )
+    release_diff.add_argument(
+        "--edited",
+        metavar="COMMIT..COMMIT",
+        help="mark scenarios whose file git says changed in this range (the two runs' suites)",
+    )
+    release_diff.add_argument(
+        "--note", action="append", default=[], help="a sentence for the page; repeatable"
+    )
+    release_diff.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
+    release_diff.add_argument("--output", default="-", help="Markdown file ('-': stdout)")
+    release_diff.add_argument("--regenerate", default="", help="command that regenerates it")
+    release_diff.set_defaults(command=_diff)
 
     smoke = commands.add_parser("smoke", help="start an implementation, open and close a session")
     _add_impl(smoke)
@@ -450,6 +485,7 @@ def _run(args: argparse.Namespace) -> int:
         keep=args.keep,
         levels=args.levels,
         host_paths=args.host_paths,
+        profile=args.profile,
     )
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     try:
@@ -464,6 +500,8 @@ def _run(args: argparse.Namespace) -> int:
         file=console,
     )
     for line in _hello_lines(hello.unreported, hello.inferences, args.levels):
+        print(line, file=console)
+    for line in _profile_lines(args.profile, hello.profiles):
         print(line, file=console)
     results = [_load_error_result(e) for e in load_errors]
     progress = Progress(len(scenarios), console, quiet=args.no_progress)
@@ -511,6 +549,8 @@ def _run(args: argparse.Namespace) -> int:
             sections=spec_sections(DEFAULT_SPEC.read_text("utf-8"))
             if DEFAULT_SPEC.is_file()
             else {},
+            profile=args.profile,
+            plays=hello.profiles,
         )
         for fmt, path in reports:
             with _open_output(path) as out:
@@ -559,6 +599,18 @@ def _hello_lines(
             f"through {inference.get('table')}"
         )
     return lines
+
+
+def _profile_lines(profile: str, plays: Sequence[str]) -> list[str]:
+    """PROFILE-RUN-1: the profile judged, when it is not the default or not one played."""
+    if profile == DEFAULT_PROFILE and profile in plays:
+        return []
+    if profile in plays:
+        return [f"profile: {profile} (played by the implementation)"]
+    return [
+        f"profile: {profile}, which the implementation does not claim to play "
+        f"(it plays {', '.join(plays)}): a measurement, not an agreement run"
+    ]
 
 
 @contextlib.contextmanager
@@ -655,6 +707,8 @@ def _fidelity(args: argparse.Namespace) -> int:
             write_jsonl(report, out)
     started = str(report.header.get("started", ""))[:10] or "unknown date"
     command = args.regenerate or f"toolconf run --impl {report.header.get('impl', '?')}"
+    if not args.regenerate and report.header.get("profile", DEFAULT_PROFILE) != DEFAULT_PROFILE:
+        command += f" --profile {report.header['profile']}"  # PROFILE-RUN-1
     expected = None
     if args.expected_failures:
         expected, _, problems = load_reasons(args.expected_failures, "expected failures")
@@ -666,6 +720,63 @@ def _fidelity(args: argparse.Namespace) -> int:
     with _open_output(args.output) as out:
         out.write(page)
     return EXIT_OK
+
+
+def _diff(args: argparse.Namespace) -> int:
+    """``toolconf diff A B``: the release-diff page (``conformance.release_diff``)."""
+    from conformance.release_diff import diff_markdown, load_unspecified  # noqa: PLC0415
+
+    for path in (args.before, args.after):
+        if not path.is_file():
+            raise ConformanceError(f"no such report: {path}")
+    unspecified = load_unspecified(args.unspecified) if args.unspecified else []
+    command = args.regenerate or _diff_command(args)
+    page = diff_markdown(
+        load_report(args.before),
+        load_report(args.after),
+        args.spec.read_text("utf-8"),
+        command=command,
+        unspecified=unspecified,
+        edited=_edited_scenarios(args.edited) if args.edited else frozenset(),
+        notes=args.note,
+    )
+    with _open_output(args.output) as out:
+        out.write(page)
+    return EXIT_OK
+
+
+def _diff_command(args: argparse.Namespace) -> str:
+    """The ``diff`` command line that makes this very page (for its ``regenerate`` line)."""
+    import shlex  # noqa: PLC0415
+
+    words = ["python", "-m", "conformance", "diff", str(args.before), str(args.after)]
+    if args.unspecified:
+        words += ["--unspecified", str(args.unspecified)]
+    if args.edited:
+        words += ["--edited", args.edited]
+    for note in args.note:
+        words += ["--note", note]
+    if args.output != "-":
+        words += ["--output", args.output]
+    return shlex.join(words)
+
+
+def _edited_scenarios(commits: str) -> frozenset[str]:
+    """Ids of the scenario files ``git diff --name-only COMMITS`` names (a range, or one
+    commit to the work tree)."""
+    import subprocess  # noqa: PLC0415
+
+    try:
+        done = subprocess.run(
+            ["git", "diff", "--name-only", commits, "--", str(DEFAULT_SCENARIOS)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=DEFAULT_SCENARIOS,
+        )
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise ConformanceError(f"--edited {commits}: git diff failed: {exc}") from exc
+    return frozenset(Path(line).stem for line in done.stdout.splitlines() if line.endswith(".yaml"))
 
 
 def _lint(args: argparse.Namespace) -> int:

@@ -40,6 +40,7 @@ __all__ = [
     "id_statuses",
     "load_report",
     "merge_reports",
+    "profile_line",
     "spec_sections",
     "summarize",
     "write_jsonl",
@@ -114,6 +115,24 @@ def write_jsonl(report: Report, out: TextIO) -> None:
         out.write(json.dumps(dict(result), ensure_ascii=False) + "\n")
     counts = Counter(str(r.get("outcome")) for r in report.results)
     out.write(json.dumps({"type": "footer", "counts": dict(sorted(counts.items()))}) + "\n")
+
+
+def profile_line(header: Mapping[str, Any]) -> str:
+    """PROFILE-RUN-1: the profile a report judged and whether the implementation plays it.
+
+    A report from before profiles judged ``documented`` and said nothing of what it plays.
+    """
+    profile = str(header.get("profile") or "documented")
+    plays = header.get("plays")
+    if not isinstance(plays, list):
+        return f"profile judged: {profile} (the implementation did not say which it plays)"
+    if profile in plays:
+        return f"profile judged: {profile}, which the implementation plays: an agreement run"
+    played = ", ".join(str(p) for p in plays) or "none"
+    return (
+        f"profile judged: {profile}; the implementation plays {played}: "
+        "a measurement against another contract"
+    )
 
 
 def spec_sections(text: str) -> dict[str, str]:
@@ -247,11 +266,17 @@ def fidelity_markdown(
     implementation = report.header.get("implementation") or {}
     name = f"{implementation.get('name', '?')} {implementation.get('version', '?')}"
     lines = [
-        f"# Fidelity: {name} against SPEC.md",
+        f"# Fidelity: {name} against SPEC.md"
+        + (
+            f" (profile {report.header['profile']})"
+            if report.header.get("profile", "documented") != "documented"
+            else ""
+        ),
         "",
         f"- measured: {date}, toolconf {report.header.get('toolconf', '?')}, "
         f"implementation `{report.header.get('impl', '?')}` ({name})",
         f"- regenerate: `{command}`",
+        f"- {profile_line(report.header)}",
         f"- scenarios: {len(report.results)}; requirements: {len(statuses)}",
         "",
         "Each SPEC ID is marked per assertion level (SPEC.md PROTO-LEVEL-1): **agrees** (every "

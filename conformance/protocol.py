@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from conformance.errors import SchemaViolation, VersionMismatch
+from conformance.profiles import played_profiles
 from conformance.schemacheck import Predicate, compile_predicate
 
 if TYPE_CHECKING:
@@ -214,6 +215,8 @@ class Hello:
     raw: Mapping[str, Any] = field(default_factory=dict)
     unreported: frozenset[str] = frozenset()
     inferences: tuple[Mapping[str, Any], ...] = ()
+    profiles: tuple[str, ...] = ("documented",)
+    """PROTO-HELLO-2: the behaviour profiles it plays."""
 
     @property
     def name(self) -> str:
@@ -241,4 +244,5 @@ def parse_hello(response: Mapping[str, Any]) -> Hello:
         raw=dict(response),
         unreported=frozenset(response.get("unreported", ())),
         inferences=tuple(dict(i) for i in response.get("inferences", ())),
+        profiles=played_profiles(response),
     )

@@ -68,10 +68,17 @@ class RunInfo:
     """The assertion levels that decided pass or fail."""
     sections: Mapping[str, str] = field(default_factory=dict)
     """SPEC ID -> its SPEC.md section heading (``fidelity.spec_sections``), for grouping."""
+    profile: str = "documented"
+    """PROFILE-RUN-1: the behaviour profile the run judged."""
+    plays: Sequence[str] = ("documented",)
+    """PROTO-HELLO-2: the profiles the implementation said it plays."""
 
     def judgement(self) -> list[str]:
-        """Sentences on what the verdicts rest on: deciding levels, unreported, inferences."""
+        """What the verdicts rest on: profile, deciding levels, unreported, inferences."""
         lines = [f"Deciding levels: {', '.join(self.levels)}."]
+        if self.profile != "documented" or tuple(self.plays) != ("documented",):
+            played = "plays it" if self.profile in self.plays else "does not claim to play it"
+            lines.insert(0, f"Profile: {self.profile} (the implementation {played}).")
         if self.unreported:
             lines.append(f"Not reported by the implementation: {', '.join(self.unreported)}.")
         for i in self.inferences:
@@ -112,6 +119,8 @@ def _jsonl(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> Non
         "levels": list(info.levels),
         "unreported": list(info.unreported),
         "inferences": [dict(i) for i in info.inferences],
+        "profile": info.profile,  # PROFILE-RUN-1
+        "plays": list(info.plays),  # PROTO-HELLO-2
     }
     out.write(json.dumps(header, ensure_ascii=False) + "\n")
     for result in results:

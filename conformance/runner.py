@@ -36,6 +36,7 @@ from typing import Any
 from conformance.checks import BEHAVIOUR, LEVELS, Tally
 from conformance.connectors import Connector
 from conformance.errors import AdapterError, AdapterFailure, ConformanceError, ScenarioError
+from conformance.profiles import DEFAULT_PROFILE, holds_under
 from conformance.protocol import Hello, check_ok
 from conformance.registry import DEFAULT_FIXTURES
 from conformance.results import Outcome, ScenarioResult, level_counts
@@ -65,8 +66,13 @@ def run_scenario(
     keep: bool = False,
     unreported: Iterable[str] = (),
     levels: Iterable[str] = LEVELS,
+    profile: str = DEFAULT_PROFILE,
 ) -> ScenarioResult:
     """Run one scenario on a started connector; never raises for scenario or adapter problems.
+
+    ``profile`` is the behaviour profile the run judges (PROFILE-RUN-1): a
+    scenario that does not hold under it is ``not_applicable``, and ``begin``
+    asks for it (PROTO-BEGIN-3).
 
     ``features`` are those the implementation supports (normally its hello);
     a scenario requiring others is ``not_applicable``. ``unreported`` are the
@@ -85,6 +91,12 @@ def run_scenario(
         path=str(scenario.path) if scenario.path else None,
         requires=scenario.requires,
     )
+    if not holds_under(scenario.profiles, profile):  # PROFILE-SCENARIO-1
+        return replace(
+            base,
+            outcome=Outcome.NOT_APPLICABLE,
+            reason=f"holds under {', '.join(scenario.profiles)}, not {profile}",
+        )
     available = set(features)
     missing = [f for f in scenario.requires if f not in available]
     if missing:
@@ -93,6 +105,7 @@ def run_scenario(
         )
     started = time.perf_counter()
     execution = _Execution(scenario, connector, fixtures, frozenset(unreported), frozenset(levels))
+    execution.profile = profile
     try:
         result = execution.run(base)
     finally:
@@ -127,6 +140,8 @@ class _Execution:
         self._unreported = unreported
         self.levels = levels
         self.tally = Tally(unreported=unreported)
+        self.profile = DEFAULT_PROFILE
+        """PROTO-BEGIN-3: the profile ``begin`` asks for (not sent when it is the default)."""
         self.places: dict[int | None, str] = {}
         """Step -> where it is, in words, for each step that found a mismatch."""
 
@@ -250,6 +265,8 @@ class _Execution:
             "test_tools": setup.test_tools,
             "session_dir": str(session_dir),
         }
+        if self.profile != DEFAULT_PROFILE:
+            session["profile"] = self.profile  # PROTO-BEGIN-3
         try:
             answer = self.connector.request({"cmd": "begin", "session": session})
         except AdapterError as exc:
@@ -300,7 +317,8 @@ class Runner:
 
     ``features`` overrides what the implementation declared (to run a subset,
     or to force scenarios on); ``levels`` are the assertion levels that decide
-    pass or fail (default all three). A scenario aiming at real host paths is
+    pass or fail (default all three); ``profile`` the behaviour profile the
+    run judges (PROFILE-RUN-1). A scenario aiming at real host paths is
     ``not_applicable`` (reason ``HOST_PATHS_REASON``) unless the connector is
     isolated or ``host_paths`` is true (PROTO-ISOLATE-2). Use as a context manager, or call
     ``start`` and ``close``.
@@ -315,11 +333,13 @@ class Runner:
         keep: bool = False,
         levels: Iterable[str] = LEVELS,
         host_paths: bool = False,
+        profile: str = DEFAULT_PROFILE,
     ) -> None:
         self.connector = connector
         self.host_paths = host_paths
         """Run scenarios aiming at real host paths even when not isolated (PROTO-ISOLATE-2)."""
         self.levels = frozenset(levels)
+        self.profile = profile
         self.features_override = None if features is None else frozenset(features)
         self.fixtures = fixtures
         self.keep = keep
@@ -369,7 +389,7 @@ class Runner:
                     stderr=self.connector.take_stderr(),
                 )
         if scenario.host_paths and not self.host_paths and not self.isolated:
-            return ScenarioResult(
+            return ScenarioResult(  # PROTO-ISOLATE-2
                 id=scenario.id,
                 outcome=Outcome.NOT_APPLICABLE,
                 title=scenario.title,
@@ -379,6 +399,18 @@ class Runner:
                 path=str(scenario.path) if scenario.path else None,
                 reason=f"{HOST_PATHS_REASON} ({', '.join(scenario.host_paths)})",
             )
+        hello = self._hello
+        if self.profile != DEFAULT_PROFILE and hello and self.profile not in hello.profiles:
+            return ScenarioResult(  # PROFILE-RUN-1, PROTO-HELLO-2
+                id=scenario.id,
+                outcome=Outcome.NOT_APPLICABLE,
+                title=scenario.title,
+                spec=scenario.spec,
+                level=scenario.level,
+                area=scenario.area,
+                path=str(scenario.path) if scenario.path else None,
+                reason=f"the implementation does not play profile {self.profile}",
+            )
         result = run_scenario(
             scenario,
             self.connector,
@@ -387,6 +419,7 @@ class Runner:
             keep=self.keep,
             unreported=self._hello.unreported if self._hello else (),
             levels=self.levels,
+            profile=self.profile,
         )
         self._broken = result.connection_broken
         return result

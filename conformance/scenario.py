@@ -141,6 +141,8 @@ class Scenario:
     requires: tuple[str, ...] = ()
     host_paths: tuple[str, ...] = ()
     """Real host paths outside the sandbox the calls aim at (PROTO-ISOLATE-2)."""
+    profiles: tuple[str, ...] = ()
+    """PROFILE-SCENARIO-1: the profiles it holds under; empty means all."""
     setup: Setup = field(default_factory=Setup)
     steps: tuple[Step, ...] = ()
     final: tuple[FinalFile, ...] = ()
@@ -522,6 +524,7 @@ def _build(located: Located, *, path: Path | None, area: str) -> Scenario:
         level=data["level"],
         requires=tuple(data.get("requires", ())),
         host_paths=tuple(data.get("host_paths", ())),
+        profiles=tuple(data.get("profiles", ())),
         setup=setup,
         steps=steps,
         final=final,

@@ -18,6 +18,7 @@ from typing import Any, Final
 from reference import __version__
 from reference.errors import BadRequest
 from reference.events import EventLog
+from reference.profiles import DEFAULT_PROFILE, PROFILES, profile_named
 from reference.registry import api_export, build_pool, deferred_names
 from reference.scheduler import Scheduler
 from reference.session import Session
@@ -45,11 +46,16 @@ FEATURES: Final = (  # PROTO-FEATURES-1: the names of its table this engine supp
     "result_persistence",
     "test_tools",
     "registry",
+    "profiles",
 )
 
 
-def _error(seq: object, message: str) -> dict[str, Any]:
-    return {"seq": seq, "error": {"kind": "bad_request", "message": message}}
+def _error(seq: object, message: str, kind: str = "bad_request") -> dict[str, Any]:
+    return {"seq": seq, "error": {"kind": kind, "message": message}}
+
+
+class _Unsupported(Exception):
+    """PROTO-UNSUPPORTED-1: a request this engine cannot be given faithfully."""
 
 
 def internal_error(seq: object, exc: BaseException) -> dict[str, Any]:
@@ -99,6 +105,8 @@ class Engine:
             return {"seq": seq, **handler(request)}
         except BadRequest as exc:
             return _error(seq, str(exc))
+        except _Unsupported as exc:
+            return _error(seq, str(exc), "unsupported")
         except Exception as exc:  # PROTO-INTERNAL-1: a fault of the engine is an answer
             return internal_error(seq, exc)
 
@@ -112,6 +120,7 @@ class Engine:
             "protocol": PROTOCOL,
             "implementation": {"name": "reference", "version": __version__, "language": "python"},
             "features": list(FEATURES),
+            "profiles": list(PROFILES),  # PROTO-HELLO-2: every profile it plays
         }
 
     def _begin(self, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -145,6 +154,14 @@ class Engine:
             if not isinstance(session_dir, str) or not os.path.isabs(session_dir):
                 raise BadRequest("session.session_dir must be an absolute path")
             os.makedirs(session_dir, exist_ok=True)  # PROTO-BEGIN-2
+        profile_name = spec.get("profile", DEFAULT_PROFILE)
+        if not isinstance(profile_name, str):
+            raise BadRequest("session.profile must be a string")
+        profile = profile_named(profile_name)  # PROTO-BEGIN-3
+        if profile is None:
+            raise _Unsupported(
+                f"profile {profile_name!r} is not one this engine plays ({', '.join(PROFILES)})"
+            )
         if self.session is not None:
             self._end(request)  # PROTO-BEGIN-1: the open session ends first
         self.session = Session.create(
@@ -156,6 +173,7 @@ class Engine:
             home=home if isinstance(home, str) else None,
             prompt=prompt,
             test_tools=spec.get("test_tools") is True,
+            profile=profile,
         )
         self.tools = build_pool(self.session)  # section 2: gates, deny rules, MCP tools
         return {"ok": True}

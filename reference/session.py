@@ -13,6 +13,7 @@ from typing import Final, Literal, cast
 from reference.filestate import ReadFileState
 from reference.observer import Change, FileChangeObserver
 from reference.probeboard import ProbeBoard
+from reference.profiles import DOCUMENTED, Profile
 from reference.settings import (
     MODE_SOURCES,
     PERMISSION_MODES,
@@ -54,6 +55,7 @@ class Session:
     original_cwd: str = ""  # TOOL-CONTEXT-1 / PERM-PATH-1: the cwd at begin ("" = cwd)
     tasks: TaskBoard = field(default_factory=TaskBoard)  # BASH-BG-1: background tasks
     turn: int = 0  # READ-DEDUP-5: the number of the message being run (a call is one)
+    profile: Profile = DOCUMENTED  # PROTO-BEGIN-3: the contract this session plays
 
     def __post_init__(self) -> None:
         if not self.original_cwd:
@@ -71,6 +73,7 @@ class Session:
         home: str | None = None,
         prompt: PromptAnswer = "deny",
         test_tools: bool = False,
+        profile: Profile = DOCUMENTED,
     ) -> Session:
         env = dict(env or {})
         home = home or env.get("HOME") or os.path.expanduser("~")
@@ -85,6 +88,7 @@ class Session:
             test_tools=test_tools,
             session_dir=session_dir or tempfile.mkdtemp(prefix="toolsys-session-"),
             owns_session_dir=session_dir is None,
+            profile=profile,
         )
 
     @functools.cached_property
@@ -98,8 +102,8 @@ class Session:
 
     @functools.cached_property
     def dedup_enabled(self) -> bool:
-        """READ-DEDUP-4: the killswitch turns dedup off."""
-        return self.settings.scalar("readDedupKillswitch") is not True
+        """READ-DEDUP-4: the killswitch turns dedup off; READ-DEDUP-1: so does the profile."""
+        return self.profile.dedup and self.settings.scalar("readDedupKillswitch") is not True
 
     @functools.cached_property
     def permission_mode(self) -> PermissionMode:

@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-from conformance.claude_code.adapter import ClaudeCodeAdapter
+from conformance.claude_code.adapter import ClaudeCodeAdapter, played_profile
 from conformance.claude_code.connector import DEFAULT_TURN_TIMEOUT
 from conformance.claude_code.conversation import CliCrash, CliTimeout
 from conformance.claude_code.install import ClaudeCodeUnavailable, ensure_release
@@ -30,7 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     except ClaudeCodeUnavailable as exc:
         print(f"claude-code: {exc}", file=sys.stderr)
         return 2
-    adapter = ClaudeCodeAdapter(release, turn_timeout=args.turn_timeout)
+    adapter = ClaudeCodeAdapter(
+        release,
+        turn_timeout=args.turn_timeout,
+        profile=played_profile(args.version, release.version),  # PROTO-HELLO-2
+    )
     # PROTO-TRANSPORT-2: newline="\n", a line ends at LF only (newline="" still splits at a CR)
     with open(
         sys.stdin.fileno(), encoding="utf-8", errors="replace", newline="\n", closefd=False

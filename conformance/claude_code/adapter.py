@@ -68,6 +68,7 @@ FEATURES: Final = (
     "streaming",
     "result_persistence",
     "registry",
+    "profiles",
 )
 """Protocol v1 features the CLI has (PROTO-FEATURES-1); ``test_tools`` is the connector's MCP."""
 
@@ -92,6 +93,19 @@ UNREPORTED: Final = (
 _START_TIMEOUT: Final = 90.0
 
 
+PROFILES_BY_VERSION: Final = {"2.1.88": "claude-code-2.1.88", "2.1.332": "claude-code-latest"}
+"""PROTO-HELLO-2: the profile (SPEC.md PROFILE-SET-1) each measured release plays."""
+
+
+def played_profile(requested: str, version: str) -> str | None:
+    """The profile a release plays: ``latest`` plays ``claude-code-latest`` whatever its
+    number (the profile is the newest release measured), a pinned release the profile
+    measured on it, if any; None when no profile models the release."""
+    if requested == "latest":
+        return "claude-code-latest"
+    return PROFILES_BY_VERSION.get(version)
+
+
 class ClaudeCodeAdapter:
     """One Claude Code release serving protocol v1, one conversation per session.
 
@@ -99,9 +113,13 @@ class ClaudeCodeAdapter:
     and ``CliTimeout`` escapes ``handle`` (the connector reports a timeout).
     """
 
-    def __init__(self, release: Release, *, turn_timeout: float) -> None:
+    def __init__(
+        self, release: Release, *, turn_timeout: float, profile: str | None = None
+    ) -> None:
         self.release = release
         self.turn_timeout = turn_timeout
+        self.profile = profile
+        """PROTO-HELLO-2: the profile this release plays, if one models it."""
         self._conversation: Conversation | None = None
         self._work: Path | None = None
         self._last_stderr = ""
@@ -163,6 +181,7 @@ class ClaudeCodeAdapter:
                 "language": "javascript" if runtime == "node" else "native",
             },
             "features": [*FEATURES, "test_tools"],
+            "profiles": [self.profile] if self.profile else [],  # PROTO-HELLO-2
             "unreported": list(UNREPORTED),
             "inferences": [
                 {
@@ -175,6 +194,11 @@ class ClaudeCodeAdapter:
 
     def _begin(self, request: Mapping[str, Any]) -> dict[str, Any]:
         session: Mapping[str, Any] = request["session"]
+        wanted = session.get("profile")
+        if wanted is not None and wanted != self.profile:  # PROTO-BEGIN-3
+            raise Unmappable(
+                f"Claude Code {self.release.version} plays {self.profile}, not {wanted}"
+            )
         self._close_conversation()
         root = str(session["root"])
         cwd = str(session.get("cwd") or root)

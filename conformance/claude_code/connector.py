@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.claude_code.adapter import ClaudeCodeAdapter
+from conformance.claude_code.adapter import ClaudeCodeAdapter, played_profile
 from conformance.claude_code.conversation import CliCrash, CliTimeout
 from conformance.claude_code.install import ClaudeCodeUnavailable, ensure_release
 from conformance.connectors import ConnectorOptions, _BaseConnector
@@ -39,7 +39,9 @@ class ClaudeCodeConnector(_BaseConnector):
         except ClaudeCodeUnavailable as exc:
             raise AdapterCrash(str(exc)) from exc
         self._adapter = ClaudeCodeAdapter(
-            release, turn_timeout=max(self.options.timeout, DEFAULT_TURN_TIMEOUT)
+            release,
+            turn_timeout=max(self.options.timeout, DEFAULT_TURN_TIMEOUT),
+            profile=played_profile(self.version, release.version),  # PROTO-HELLO-2
         )
 
     def _exchange(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:

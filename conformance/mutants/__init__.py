@@ -17,6 +17,7 @@ import sys
 from conformance.connectors import Connector, ConnectorOptions, DirectConnector, StdioConnector
 from conformance.mutants import pipeline_faults as _pipeline_faults  # noqa: F401  (registers)
 from conformance.mutants import process_patches as _process_patches  # noqa: F401  (registers)
+from conformance.mutants import profile_faults as _profile_faults  # noqa: F401  (registers)
 from conformance.mutants import session_faults as _session_faults  # noqa: F401  (registers)
 from conformance.mutants import tool_faults as _tool_faults  # noqa: F401  (registers)
 from conformance.mutants.base import MUTANTS, Mutant, MutantEngine, get_mutant

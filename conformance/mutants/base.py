@@ -54,6 +54,9 @@ class Mutant:
     breaks: tuple[str, ...]
     on_begin: SessionFault | None = None
     patch: ProcessPatch | None = None
+    profile: str = "documented"
+    """The behaviour profile its scenarios run under (PROFILE-RUN-1): a profile mutant
+    plays another profile's variant under this one."""
 
     @property
     def scope(self) -> str:
@@ -76,12 +79,15 @@ def _register(mutant: Mutant) -> None:
 
 
 def session_fault(
-    name: str, description: str, *, breaks: tuple[str, ...]
+    name: str, description: str, *, breaks: tuple[str, ...], profile: str = "documented"
 ) -> Callable[[SessionFault], SessionFault]:
-    """Register the decorated function as a mutant's session fault."""
+    """Register the decorated function as a mutant's session fault, run under ``profile``."""
 
     def register(fault: SessionFault) -> SessionFault:
-        _register(Mutant(name=name, description=description, breaks=breaks, on_begin=fault))
+        mutant = Mutant(
+            name=name, description=description, breaks=breaks, on_begin=fault, profile=profile
+        )
+        _register(mutant)
         return fault
 
     return register

@@ -30,6 +30,12 @@ scenarios (about two thirds of the suite) would save ten seconds at most, but
 would leave the reference unchecked on the rest, and a mutant escalated to
 the full run needs the control of every scenario anyway.
 
+A **profile mutant** (``Mutant.profile``, ``conformance.mutants.profile_faults``)
+runs its scenarios under that profile (``--profile``); the control runs under
+``documented``, so for such a mutant it only discounts scenarios that hold
+under both (the reference passes every profile's scenarios, which
+``toolconf run --profile`` shows).
+
 A mutant is **killed** when some scenario fails against it and at least one
 of those killers cites a SPEC ID the mutant declares it breaks. One killed
 only by scenarios citing none of its IDs is reported as "killed, but not by
@@ -145,13 +151,14 @@ class Verdict:
         return [k.id for k in [*self.own, *others][:_SHOWN_KILLERS]]
 
 
-def run_suite(impl: str, *, timeout: float = RUN_TIMEOUT) -> SuiteRun:
-    """Run the whole suite against ``impl`` in a subprocess and read its JSON-lines report."""
+def run_suite(impl: str, *, timeout: float = RUN_TIMEOUT, profile: str = "documented") -> SuiteRun:
+    """Run the whole suite against ``impl`` under ``profile`` in a subprocess and read its
+    JSON-lines report."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="toolconf-mutant-") as tmp:
         report = Path(tmp, "report.jsonl")
         argv = [sys.executable, "-m", "conformance", "run", "--impl", impl, "--no-progress"]
-        argv += ["--report", "jsonl", "--output", str(report)]
+        argv += ["--report", "jsonl", "--output", str(report), "--profile", profile]
         path = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
         try:
             done = subprocess.run(
@@ -187,15 +194,18 @@ def run_suite(impl: str, *, timeout: float = RUN_TIMEOUT) -> SuiteRun:
     return SuiteRun(impl=impl, failed=failed, scenarios=len(results), seconds=seconds)
 
 
-def run_scenarios(impl: str, scenarios: Sequence[Scenario]) -> SuiteRun:
-    """Run ``scenarios`` against ``impl`` in this process, as ``conformance run`` would.
+def run_scenarios(
+    impl: str, scenarios: Sequence[Scenario], profile: str = "documented"
+) -> SuiteRun:
+    """Run ``scenarios`` against ``impl`` under ``profile`` in this process, as
+    ``conformance run --profile`` would.
 
     ``mutant:NAME`` of a process patch starts the mutant's own adapter
     process; nothing is patched here. Never raises: what broke is the error.
     """
     started = time.perf_counter()
     try:
-        runner = Runner(connect(impl, _OPTIONS))
+        runner = Runner(connect(impl, _OPTIONS), profile=profile)
     except Exception as exc:  # an unknown impl: not run
         return SuiteRun(impl=impl, error=f"{type(exc).__name__}: {exc}")
     try:
@@ -247,11 +257,18 @@ def _said(run: SuiteRun, stage: str, progress: Progress) -> SuiteRun:
     return run
 
 
+def _profile_of(impl: str) -> str:
+    """The profile a ``mutant:NAME`` runs under (the control, ``direct``: documented)."""
+    name = impl.removeprefix("mutant:")
+    return MUTANTS[name].profile if impl.startswith("mutant:") and name in MUTANTS else "documented"
+
+
 def _full_runs(impls: Sequence[str], jobs: int, progress: Progress) -> dict[str, SuiteRun]:
     """The whole suite against each of ``impls``, a subprocess each, ``jobs`` at a time."""
     runs: dict[str, SuiteRun] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for future in concurrent.futures.as_completed([pool.submit(run_suite, i) for i in impls]):
+        submitted = [pool.submit(run_suite, i, profile=_profile_of(i)) for i in impls]
+        for future in concurrent.futures.as_completed(submitted):
             run = _said(future.result(), FULL, progress)
             runs[run.impl] = run
     return runs
@@ -287,7 +304,10 @@ def _targeted_runs(
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=max(1, jobs), mp_context=context, initializer=_worker_init
     ) as pool:
-        futures = {pool.submit(run_scenarios, impl, chosen): impl for impl, chosen in work}
+        futures = {
+            pool.submit(run_scenarios, impl, chosen, _profile_of(impl)): impl
+            for impl, chosen in work
+        }
         for future in concurrent.futures.as_completed(futures):
             impl = futures[future]
             try:

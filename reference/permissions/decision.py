@@ -30,6 +30,7 @@ from reference.permissions.session_rules import (
     path_forms,
     path_rule_applies,
     read_guard,
+    read_deny_applies,
     session_rules,
 )
 from reference.session import Session
@@ -236,6 +237,8 @@ class _Call:
             edit_read = edit_read and rule.behavior == "allow"
             if not (own or read_deny or edit_read) or self.forms is None:
                 return False
+            if read_deny and not read_deny_applies(self.session, self.forms.path):
+                return False  # PERM-READDENY-1 under the session's profile
             return path_rule_applies(rule, self.forms)  # PERM-PATH-3: expanded path
         if tool.name == BASH_TOOL_NAME and tool.matches_name(rule.tool):
             if self.command is None or rule.behavior == "allow":

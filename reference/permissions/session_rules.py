@@ -38,6 +38,23 @@ HARDLINK_WALK_LIMIT: Final = 5000
 _GLOB_CHARS: Final = frozenset("*?[")
 
 
+def read_deny_applies(session: Session, path: str) -> bool:
+    """PERM-READDENY-1 under the session's profile: Read deny rules deny an edit of ``path``.
+
+    Documented: always. ``claude-code-2.1.88``: only when something exists at the
+    path, so creating a file is not denied by them.
+    """
+    if session.profile.read_deny_blocks_edits == "always":
+        return True
+    return os.path.lexists(path)
+
+
+def edit_rule_tools(session: Session, path: str) -> tuple[str, ...]:
+    """The rule tools an edit-type tool's deny check on ``path`` consults: its own and,
+    where PERM-READDENY-1 applies under the session's profile, ``Read``'s."""
+    return EDIT_RULES if read_deny_applies(session, path) else EDIT_RULES[:1]
+
+
 def session_rules(session: Session, behavior: Behavior) -> tuple[Rule, ...]:
     """PERM-SOURCE-1: every parseable rule of ``behavior``, sources then lists in order."""
 

@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from reference import errors, fileio, paths, text
-from reference.filestate import ReadRecord, Source, modified_since
+from reference.filestate import ReadRecord, Source, is_stale, modified_since
 from reference.observer import Change
 from reference.tool import ToolUseContext
 
@@ -57,6 +57,30 @@ def current_text(path: str) -> str:
 def record_is_stale(record: ReadRecord, mtime_ns: int) -> bool:
     """STATE-STALE-1 in ``validate_input``: the mtime alone decides, no text is read."""
     return modified_since(record, mtime_ns=mtime_ns)
+
+
+def stale_at_validate(ctx: ToolUseContext, record: ReadRecord, path: str, mtime_ns: int) -> bool:
+    """STATE-STALE-1 in Write's and Edit's ``validate_input`` under the session's profile.
+
+    Documented: the mtime alone decides. Where the profile decides staleness by
+    content (``claude-code-latest``), a later mtime is stale only when the text,
+    line endings aside, differs from the record's.
+    """
+    if not record_is_stale(record, mtime_ns):
+        return False
+    if not ctx.session.profile.stale_by_content:
+        return True
+    return text.to_lf(current_text(path)) != text.to_lf(record.text)
+
+
+def stale_in_call(ctx: ToolUseContext, record: ReadRecord, mtime_ns: int, current: str) -> bool:
+    """STATE-STALE-1 in ``call()`` under the session's profile: a later mtime and other text
+    (line endings aside where the profile decides staleness by content)."""
+    if not is_stale(record, mtime_ns=mtime_ns, text=current):
+        return False
+    if not ctx.session.profile.stale_by_content:
+        return True
+    return text.to_lf(current) != text.to_lf(record.text)
 
 
 MODIFIED_SINCE_READ = (

@@ -9,10 +9,10 @@ from typing import Any, Final
 from pydantic import Field
 
 from reference import errors, fileio, history, paths, text
-from reference.filestate import is_stale
 from reference.patch import structured_patch
-from reference.permissions.session_rules import EDIT_RULES, matching_deny_rule
+from reference.permissions.session_rules import edit_rule_tools, matching_deny_rule
 from reference.permissions.tool_paths import file_path_of
+from reference.profiles import STALE_EDIT_NOTE
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools._common import (
     MODIFIED_SINCE_READ,
@@ -22,8 +22,9 @@ from reference.tools._common import (
     StrictInput,
     check_path_syntax,
     current_text,
-    record_is_stale,
     record_own_write,
+    stale_at_validate,
+    stale_in_call,
 )
 from reference.tools._edit_plan import apply_to_original, normalize_new_string, plan_edit
 
@@ -46,7 +47,7 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
         )
     check_path_syntax(inp.file_path)  # EDIT-VALIDATE-1 codes 14 and 11, before any I/O
     path = ctx.expand(inp.file_path)
-    rule = matching_deny_rule(ctx.session, path, EDIT_RULES)
+    rule = matching_deny_rule(ctx.session, path, edit_rule_tools(ctx.session, path))
     if rule is not None:
         raise errors.EditDeniedError(
             f"File is covered by a deny rule in your permission settings ({rule.text}) "
@@ -69,10 +70,12 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
         raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
     if inp.old_string == "" and st.size > 0 and current_text(path) != "":
         raise errors.FileAlreadyExistsError("Cannot create new file - file already exists.")
+    profile = ctx.session.profile
     record = ctx.session.read_state.get(path)
-    if record is None:  # EDIT-READ-1
+    if record is None and profile.edit_needs_read:  # EDIT-READ-1
         raise errors.FileNotReadError(NOT_READ_YET)
-    if record_is_stale(record, st.mtime_ns):  # STATE-STALE-2, first check
+    stale = record is not None and stale_at_validate(ctx, record, path, st.mtime_ns)
+    if stale and not profile.stale_edit_applied:  # STATE-STALE-2, first check
         raise errors.FileModifiedSinceReadError(MODIFIED_SINCE_READ)
     data = fileio.read_bytes(path)
     try:  # TEXT-ENC-2
@@ -98,6 +101,7 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
         history.backup(ctx.session.session_dir, fileio.read_bytes(path))  # HIST-1
 
     # --- critical section ---
+    stale_applied = False  # STATE-STALE-2 under a profile that applies a stale edit
     st = fileio.stat(path)
     if st.kind is fileio.FileKind.MISSING:
         if inp.old_string != "":
@@ -113,8 +117,14 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
         except UnicodeDecodeError:
             raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED) from None
         record = ctx.session.read_state.get(path)
-        if record is None or is_stale(record, mtime_ns=st.mtime_ns, text=original):
-            raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)  # STATE-STALE-2
+        profile = ctx.session.profile
+        if record is None:
+            if profile.edit_needs_read:  # EDIT-READ-1
+                raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
+        elif stale_in_call(ctx, record, st.mtime_ns, original):
+            if not profile.stale_edit_applied:  # STATE-STALE-2, second check
+                raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
+            stale_applied = True
         plan = plan_edit(
             text.to_lf(original),
             inp.old_string,
@@ -148,6 +158,7 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
             "structuredPatch": structured_patch(original or "", new_text),
             "replaceAll": inp.replace_all,
             "userModified": False,
+            **({"staleApplied": True} if stale_applied else {}),
         }
     )
 
@@ -173,6 +184,8 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
     message = f"The file {data['filePath']} has been updated successfully."
     if data["replaceAll"]:
         message += " All occurrences were replaced."
+    if data.get("staleApplied"):  # STATE-STALE-2 under claude-code-latest
+        message += STALE_EDIT_NOTE
     return message
 
 

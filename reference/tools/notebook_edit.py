@@ -19,7 +19,7 @@ from pydantic import Field
 
 from reference import errors, fileio, history, paths, text
 from reference.filestate import is_stale
-from reference.permissions.session_rules import EDIT_RULES, matching_deny_rule
+from reference.permissions.session_rules import edit_rule_tools, matching_deny_rule
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools._common import (
     MODIFIED_SINCE_READ,
@@ -210,7 +210,8 @@ def validate_input(inp: NotebookEditInput, ctx: ToolUseContext) -> None:
     """NBEDIT-VALIDATE-1: the table of SPEC.md 17.1, in order."""
     check_path_syntax(inp.notebook_path)  # FILE-PATH-2, FILE-PATH-3 (codes 1, 2), before any I/O
     path = ctx.expand(inp.notebook_path)
-    rule = matching_deny_rule(ctx.session, path, EDIT_RULES)  # PERM-READDENY-1
+    rules = edit_rule_tools(ctx.session, path)  # PERM-READDENY-1
+    rule = matching_deny_rule(ctx.session, path, rules)
     if rule is not None:
         raise errors.NotebookEditDeniedError(
             f"File is covered by a deny rule in your permission settings ({rule.text}) "

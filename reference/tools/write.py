@@ -9,19 +9,21 @@ from typing import Any, Final
 from pydantic import Field
 
 from reference import errors, fileio, history, text
-from reference.filestate import is_stale
+from reference.filestate import ReadRecord
 from reference.patch import structured_patch
-from reference.permissions.session_rules import EDIT_RULES, matching_deny_rule
+from reference.permissions.session_rules import edit_rule_tools, matching_deny_rule
 from reference.permissions.tool_paths import file_path_of
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
+from reference.tools import read
 from reference.tools._common import (
     MODIFIED_SINCE_READ,
     NOT_READ_YET,
     UNEXPECTEDLY_MODIFIED,
     StrictInput,
     check_path_syntax,
-    record_is_stale,
     record_own_write,
+    stale_at_validate,
+    stale_in_call,
 )
 
 NAME: Final = "Write"
@@ -45,7 +47,7 @@ def validate_input(inp: WriteInput, ctx: ToolUseContext) -> None:
     """WRITE-VALIDATE-1: the table of SPEC.md section 13, in order."""
     check_path_syntax(inp.file_path)
     path = ctx.expand(inp.file_path)
-    rule = matching_deny_rule(ctx.session, path, EDIT_RULES)
+    rule = matching_deny_rule(ctx.session, path, edit_rule_tools(ctx.session, path))
     if rule is not None:
         raise errors.WriteDeniedError(
             f"File is covered by a deny rule in your permission settings ({rule.text}) "
@@ -57,10 +59,30 @@ def validate_input(inp: WriteInput, ctx: ToolUseContext) -> None:
     if st.kind is not fileio.FileKind.REGULAR:
         raise errors.NotARegularFileError(f"Cannot write {path}: it is not a regular file.")
     record = ctx.session.read_state.get(path)
-    if record is None or record.partial:  # WRITE-READ-1
+    if _read_missing(ctx, path, record):  # WRITE-READ-1
         raise errors.FileNotReadError(NOT_READ_YET)
-    if record_is_stale(record, st.mtime_ns):  # STATE-STALE-2, first check
-        raise errors.FileModifiedSinceReadError(MODIFIED_SINCE_READ)
+    if record is not None and stale_at_validate(ctx, record, path, st.mtime_ns):
+        raise errors.FileModifiedSinceReadError(MODIFIED_SINCE_READ)  # STATE-STALE-2, first
+
+
+def _read_missing(ctx: ToolUseContext, path: str, record: ReadRecord | None) -> bool:
+    """WRITE-READ-1 under the session's profile: the existing file lacks the record it needs.
+
+    Documented: a record that is not partial. ``any``: any record. ``unread-text``:
+    none for a file Read would show as text; a full one for an image, PDF or notebook.
+    """
+    needs = ctx.session.profile.write_read
+    if needs == "unread-text" and _shown_as_text(path):
+        return False
+    if record is None:
+        return True
+    return record.partial and needs != "any"
+
+
+def _shown_as_text(path: str) -> bool:
+    """IMG-DETECT-1's answer for ``path`` is text (not an image, a PDF or a notebook)."""
+    head = fileio.read_head(path, read.HEAD_BYTES)
+    return read.detect_kind(path, head)[0] is read.Kind.TEXT
 
 
 def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
@@ -79,10 +101,8 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
         encoding = text.detect_encoding(data)
         original = text.decode(data, encoding)
         record = ctx.session.read_state.get(path)
-        stale = (
-            record is None
-            or record.partial
-            or is_stale(record, mtime_ns=st.mtime_ns, text=original)
+        stale = _read_missing(ctx, path, record) or (  # WRITE-READ-1
+            record is not None and stale_in_call(ctx, record, st.mtime_ns, original)
         )
         if stale:  # STATE-STALE-2, second check
             raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)

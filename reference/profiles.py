@@ -1,0 +1,141 @@
+"""Behaviour profiles: the contracts the engine can play, one per session (SPEC.md 0.5).
+
+A profile names a variant for each SPEC ID whose behaviour differs between
+contracts; every other ID is the same under all of them. This module is the
+one place that decides what a profile changes: the tools read a field of
+``session.profile`` (each field cites its ID), they never test a profile's
+name. A new variant is a new field here, its value in the profiles that
+have it, and the ``Profiles:`` line under its ID in SPEC.md.
+
+``open`` lists the IDs a profile was measured to differ on but does not
+model (PROFILE-OPEN-1): the engine plays the documented behaviour there, and
+the scenarios of that behaviour do not hold under the profile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, Literal
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "DOCUMENTED",
+    "PROFILES",
+    "VARIANT_IDS",
+    "Profile",
+    "profile_named",
+    "varying_ids",
+]
+
+WriteRead = Literal["full", "any", "unread-text"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Profile:
+    """One contract's variants (PROFILE-SET-1); the defaults are the documented contract."""
+
+    name: str
+    version: str | None = None
+    """The measured release the profile plays, when it plays one (PROFILE-SET-1)."""
+    write_read: WriteRead = "full"
+    """WRITE-READ-1: the record Write needs over an existing file: a full one, any one
+    (partial included), or, for a file Read would show as text, none at all
+    (``unread-text``; an image, a PDF or a notebook still needs a full one). A record
+    there is, is checked for staleness all the same."""
+    edit_needs_read: bool = True
+    """EDIT-READ-1: Edit of an existing file needs a record."""
+    stale_edit_applied: bool = False
+    """STATE-STALE-2: a stale record does not refuse an Edit; the edit is applied to
+    the file as it is now and the result carries STALE_EDIT_NOTE."""
+    stale_by_content: bool = False
+    """STATE-STALE-1: a later mtime makes a record stale only when the text differs, line
+    endings aside, in both checks of Write and Edit (not only in ``call()``)."""
+    dedup: bool = True
+    """READ-DEDUP-1: an unchanged re-read answers with the stub."""
+    read_deny_blocks_edits: Literal["always", "existing"] = "always"
+    """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
+    path: always, or only of a path where something exists (creation not denied)."""
+    # PROFILE-OPEN-1: the engine plays the documented behaviour for these IDs
+    open: frozenset[str] = frozenset()
+    """IDs measured to differ that this profile does not model."""
+
+
+VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "write_read": "WRITE-READ-1",
+        "edit_needs_read": "EDIT-READ-1",
+        "stale_edit_applied": "STATE-STALE-2",
+        "stale_by_content": "STATE-STALE-1",
+        "dedup": "READ-DEDUP-1",
+        "read_deny_blocks_edits": "PERM-READDENY-1",
+    }
+)
+"""Each variant field of :class:`Profile` and the SPEC ID whose ``Profiles:`` line states it."""
+
+
+def varying_ids(profile: Profile) -> dict[str, str]:
+    """ID -> ``variant`` or ``open``: where ``profile`` differs from the documented contract."""
+    out = {rid: "open" for rid in profile.open}
+    for name, rid in VARIANT_IDS.items():
+        if getattr(profile, name) != getattr(DOCUMENTED, name):
+            out.setdefault(rid, "variant")
+    return out
+
+
+DOCUMENTED: Final = Profile(name="documented")
+
+_PROFILES: Final = (
+    DOCUMENTED,
+    Profile(
+        name="claude-code-2.1.88",
+        version="2.1.88",
+        write_read="any",
+        read_deny_blocks_edits="existing",
+        open=frozenset(
+            {
+                "FILE-PATH-2",
+                "FILE-PATH-3",
+                "HOOK-EXIT-1",
+                "PDF-REQUIRE-1",
+                "PERM-BASH-1",
+                "PERM-PATH-2",
+                "PERM-SAFETY-1",
+                "READ-BINARY-1",
+                "READ-KIND-1",
+                "READ-RANGE-1",
+                "READ-RANGE-2",
+                "READ-THINSPACE-1",
+                "SCHED-CASCADE-1",
+                "STATE-STALE-2",
+                "TEXT-ENC-1",
+            }
+        ),
+    ),
+    Profile(
+        name="claude-code-latest",
+        version="2.1.332",
+        write_read="unread-text",
+        edit_needs_read=False,
+        stale_edit_applied=True,
+        stale_by_content=True,
+        dedup=False,
+    ),
+)
+
+PROFILES: Final[Mapping[str, Profile]] = MappingProxyType({p.name: p for p in _PROFILES})
+"""Every profile the engine plays, by name, ``documented`` first (PROTO-HELLO-2)."""
+
+DEFAULT_PROFILE: Final = DOCUMENTED.name
+
+STALE_EDIT_NOTE: Final = (  # STATE-STALE-2 under claude-code-latest, as 2.1.332 wrote it
+    " (note: the file had been modified on disk since you last read it \u2014 the edit "
+    "applied cleanly, but the file contains other changes not in your context. Read it "
+    "before edits that depend on surrounding content.)"
+)
+
+
+def profile_named(name: str) -> Profile | None:
+    """The profile called ``name``, or None when the engine does not play it."""
+    return PROFILES.get(name)
