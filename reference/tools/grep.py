@@ -139,7 +139,6 @@ def run_search(request: SearchRequest, abort: AbortSignal) -> list[FileHits]:
 def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
     target = ctx.cwd if inp.path is None else ctx.expand(inp.path)
     content_mode = inp.output_mode == "content"
-    around = inp.context or 0
     request = SearchRequest(
         pattern=inp.pattern,
         target=target,
@@ -149,9 +148,9 @@ def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
         file_type=inp.type,
         ignore_case=inp.ignore_case,
         multiline=inp.multiline,
-        # GREP-CONTENT-1: -C both sides, unless -A or -B gives that side
-        before=(inp.before if inp.before is not None else around) if content_mode else 0,
-        after=(inp.after if inp.after is not None else around) if content_mode else 0,
+        # GREP-CONTENT-1: -C, when given, both sides; else -A and -B
+        before=_side(inp.context, inp.before) if content_mode else 0,
+        after=_side(inp.context, inp.after) if content_mode else 0,
         wants=_WANTS[inp.output_mode],
     )
     shown = shown_filter(ctx.session)
@@ -167,6 +166,13 @@ def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
         context = request.before + request.after > 0
         return ToolResult(_content_output(inp, hits, context=context, alone=alone))
     return ToolResult(_count_output(inp, hits, alone=alone))
+
+
+def _side(context: int | None, side: int | None) -> int:
+    """GREP-CONTENT-1: ``-C`` wins over ``-A``/``-B`` when given, even as 0 (as 2.1.88)."""
+    if context is not None:
+        return context
+    return side or 0
 
 
 def _page(entries: list[Any], inp: GrepInput) -> tuple[list[Any], dict[str, int | None]]:

@@ -547,10 +547,11 @@ def test_context_lines_and_separators(tmp_path: Path, call: Call, grep_engine: s
     assert text(call, "hit", output_mode="content", path="a.txt", B=2, n=False) == "\n".join(
         ["1", "hit", "--", "5", "6", "hit"]
     )
-    # -C gives both sides unless -A or -B gives that side
-    assert text(call, "hit", output_mode="content", path="a.txt", C=3, A=0) == "\n".join(
-        ["1-1", "2:hit", "--", "4-4", "5-5", "6-6", "7:hit"]
+    # -C, when given (even 0), gives both sides and -A and -B are ignored
+    assert text(call, "hit", output_mode="content", path="a.txt", C=1, A=2) == "\n".join(
+        ["1-1", "2:hit", "3-3", "--", "6-6", "7:hit", "8-8"]
     )
+    assert text(call, "hit", output_mode="content", path="a.txt", C=0, A=1) == "2:hit\n7:hit"
     assert text(call, "hit", output_mode="content", path="a.txt", C=4) == "\n".join(
         ["1-1", "2:hit", *(f"{n}-{n}" for n in (3, 4, 5, 6)), "7:hit", "8-8"]
     )
