@@ -77,6 +77,7 @@ UNREPORTED: Final = (
     "error_code",
     "error_name",
     "batches",
+    "events.block",
     "events.tool_start",
     "events.tool_end",
     "events.hook",
@@ -127,7 +128,7 @@ class ClaudeCodeAdapter:
             return _bad(seq, str(exc))  # PROTO-BAD-1: a malformed request is refused, not sent
         cmd = request.get("cmd")
         if cmd == "message":
-            ids = [block["id"] for block in request["content"]]
+            ids = [block.get("id") for block in request["content"] if _is_tool_use(block)]
             if len(set(ids)) != len(ids):
                 return _bad(seq, "message repeats a tool_use id")
         handler = {
@@ -242,12 +243,18 @@ class ClaudeCodeAdapter:
         return _result(turn, tool_use)
 
     def _message(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        uses = [dict(b) for b in request["content"]]
+        content = [dict(b) for b in request["content"]]
+        uses = [b for b in content if _is_tool_use(b)]  # DISP-EXTRACT-1: only these get results
         if "interrupt" in request:
             raise Unmappable("interrupting a running turn is not scripted for Claude Code")
         self._check_faithful(uses)
         delay = float(request.get("block_delay_ms") or 0) / 1000.0
-        blocks = [self._to_cli(u) for u in uses]
+        # the model's text goes with its tool_use blocks; thinking needs a real signature
+        blocks = [
+            self._to_cli(b) if _is_tool_use(b) else b
+            for b in content
+            if b.get("type") != "thinking"
+        ]
         turn = self._turn(blocks, delay if request.get("streaming") else 0.0)
         self._count_probes(uses, turn)
         results = [_result(turn, use) for use in uses]
@@ -378,6 +385,10 @@ def _result(turn: TurnResult, use: Mapping[str, Any]) -> dict[str, Any]:
         if prompt.get("tool_use_id") in (tool_use_id, None)
     ]
     return {"tool_result": block, "outcome": outcome, "events": events}
+
+
+def _is_tool_use(block: Mapping[str, Any]) -> bool:
+    return bool(block.get("type", "tool_use") == "tool_use")
 
 
 def _names_own_files(value: Any, session_dir: str) -> bool:

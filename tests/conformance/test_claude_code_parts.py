@@ -377,3 +377,15 @@ def test_a_main_loop_request_is_one_that_offers_tools() -> None:
     model.close()
     assert done
     assert not model.side_requests
+
+
+@pytest.mark.parametrize(
+    "permissions",
+    [{"defaultMode": "auto"}, {"allow": ["Probe()"]}, {"deny": ["Probe(*)"]}],
+)
+def test_auto_mode_and_probe_specifiers_are_unmappable(
+    permissions: dict[str, Any], tmp_path: Path
+) -> None:
+    """SPEC: PROTO-UNSUPPORTED-1, PERM-CLASSIFIER-1, PERM-RULE-1"""
+    with pytest.raises(Unmappable):
+        _plan({"userSettings": {"permissions": permissions}}, tmp_path)
