@@ -49,8 +49,8 @@ def check_bash_permissions(inp: Any, ctx: ToolUseContext) -> PermissionCheck:
     read-only or a ``cd`` into the working directories, else passthrough.
 
     A read-only part with an argument (not starting with ``-``) that, taken as
-    a path relative to the context's cwd, matches a ``Read`` deny rule makes
-    the command not read-only here.
+    a path relative to the context's cwd, matches a ``Read`` deny rule denies
+    the command, as Claude Code 2.1.88 does, without asking.
     """
     command = inp.command
 
@@ -64,6 +64,13 @@ def check_bash_permissions(inp: Any, ctx: ToolUseContext) -> PermissionCheck:
         return target is not None and is_inside_working_directories(ctx.expand(target), ctx.session)
 
     parts = bash_rules.split_command(command) if isinstance(command, str) else None
+    if parts and any(
+        bash_rules.is_read_only_part(part) and not bash_rules.is_read_only_part(part, denied)
+        for part in parts
+    ):  # BASH-PERM-1: a read-only command naming a Read-denied path
+        return PermissionCheck(
+            "deny", f"Permission to use Bash with command {command} has been denied."
+        )
     if parts and all(allowed(part) for part in parts):
         return ALLOW  # BASH-PERM-1
     return PASSTHROUGH

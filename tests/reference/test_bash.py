@@ -452,7 +452,7 @@ def test_cd_inside_the_working_directories_needs_no_prompt(begin: Begin, tmp_pat
     assert_denied(call("Bash", command="cd sub > out.txt"))
 
 
-def test_read_deny_rule_makes_cat_ask(begin: Begin, tmp_path: Path) -> None:
+def test_read_deny_rule_makes_cat_denied_without_asking(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-PERM-1, PERM-PATH-1"""
     (tmp_path / "secret.txt").write_text("s\n")
     (tmp_path / "open.txt").write_text("o\n")
@@ -460,9 +460,7 @@ def test_read_deny_rule_makes_cat_ask(begin: Begin, tmp_path: Path) -> None:
     call = caller(begin(settings=settings, prompt="deny"))
     response = call("Bash", command="cat secret.txt")
     assert_denied(response)
-    assert [e["reason"] for e in response["events"] if e["type"] == "permission_request"] == [
-        "default"
-    ]
+    assert [e for e in response["events"] if e["type"] == "permission_request"] == []
     assert content(call("Bash", command="cat -n open.txt")) == "     1\to"
 
 
