@@ -227,7 +227,8 @@ class ClaudeCodeAdapter:
             self.release,
             cwd=cwd,
             env=process_env,
-            flags=cli.flags,
+            # PERM-DIRS-1: root is a working directory; the CLI's own is where it starts (cwd)
+            flags=[*cli.flags, *(["--add-dir", root] if Path(cwd) != Path(root) else [])],
             work=self._work,
             prompt_answer=str(session.get("prompt") or "deny"),
             test_tools=bool(session.get("test_tools")),
