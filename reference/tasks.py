@@ -39,9 +39,11 @@ class Abortable(Protocol):
 
 
 def choose_shell(env: Mapping[str, str]) -> str:
-    """BASH-EXEC-1: ``CLAUDE_CODE_SHELL`` when executable, else ``/bin/bash``, else ``/bin/sh``."""
+    """BASH-EXEC-1: ``CLAUDE_CODE_SHELL`` when an executable named bash or zsh,
+    else ``/bin/bash``, else ``/bin/sh``."""
     named = env.get(SHELL_ENV, "")
-    if named and os.path.isfile(named) and os.access(named, os.X_OK):
+    usable = os.path.basename(named) in ("bash", "zsh")
+    if usable and os.path.isfile(named) and os.access(named, os.X_OK):
         return named
     return BASH if os.path.exists(BASH) else SH
 

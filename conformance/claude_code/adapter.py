@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -77,6 +78,7 @@ UNREPORTED: Final = (
     "error_code",
     "error_name",
     "batches",
+    "events.block",
     "events.tool_start",
     "events.tool_end",
     "events.hook",
@@ -91,6 +93,10 @@ UNREPORTED: Final = (
 """Outcome fields Claude Code does not show through its public interfaces."""
 
 _START_TIMEOUT: Final = 90.0
+_TASK_TOOLS: Final = frozenset({"TaskOutput", "BashOutput", "TaskStop", "KillShell"})
+_COUNTED_TASK_ID: Final = re.compile(r"bash_[0-9]+")
+_OWN_FILES: Final = ("file-history", "tool-results", "tasks")
+_SAFE_BUILT_INS: Final = frozenset({"Read", "Glob", "Grep"})
 
 
 PROFILES_BY_VERSION: Final = {"2.1.88": "claude-code-2.1.88", "2.1.332": "claude-code-latest"}
@@ -123,6 +129,9 @@ class ClaudeCodeAdapter:
         self._conversation: Conversation | None = None
         self._work: Path | None = None
         self._last_stderr = ""
+        self._test_tools = False
+        self._session_dir: str | None = None
+        self._probes_done = 0  # Probe calls answered in this session
 
     # -- protocol -----------------------------------------------------------
 
@@ -137,7 +146,7 @@ class ClaudeCodeAdapter:
             return _bad(seq, str(exc))  # PROTO-BAD-1: a malformed request is refused, not sent
         cmd = request.get("cmd")
         if cmd == "message":
-            ids = [block["id"] for block in request["content"]]
+            ids = [block.get("id") for block in request["content"] if _is_tool_use(block)]
             if len(set(ids)) != len(ids):
                 return _bad(seq, "message repeats a tool_use id")
         handler = {
@@ -200,6 +209,9 @@ class ClaudeCodeAdapter:
                 f"Claude Code {self.release.version} plays {self.profile}, not {wanted}"
             )
         self._close_conversation()
+        self._test_tools = bool(session.get("test_tools"))
+        self._session_dir = str(session["session_dir"]) if session.get("session_dir") else None
+        self._probes_done = 0
         root = str(session["root"])
         cwd = str(session.get("cwd") or root)
         env = {str(k): str(v) for k, v in (session.get("env") or {}).items()}
@@ -239,7 +251,8 @@ class ClaudeCodeAdapter:
             self.release,
             cwd=cwd,
             env=process_env,
-            flags=cli.flags,
+            # PERM-DIRS-1: root is a working directory; the CLI's own is where it starts (cwd)
+            flags=[*cli.flags, *(["--add-dir", root] if Path(cwd) != Path(root) else [])],
             work=self._work,
             prompt_answer=str(session.get("prompt") or "deny"),
             test_tools=bool(session.get("test_tools")),
@@ -249,15 +262,26 @@ class ClaudeCodeAdapter:
 
     def _call(self, request: Mapping[str, Any]) -> dict[str, Any]:
         tool_use = dict(request["tool_use"])
-        turn = self._turn([_to_cli(tool_use)], 0.0)
+        self._check_faithful([tool_use])
+        turn = self._turn([self._to_cli(tool_use)], 0.0)
+        self._count_probes([tool_use], turn)
         return _result(turn, tool_use)
 
     def _message(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        uses = [dict(b) for b in request["content"]]
+        content = [dict(b) for b in request["content"]]
+        uses = [b for b in content if _is_tool_use(b)]  # DISP-EXTRACT-1: only these get results
         if "interrupt" in request:
             raise Unmappable("interrupting a running turn is not scripted for Claude Code")
+        self._check_faithful(uses)
         delay = float(request.get("block_delay_ms") or 0) / 1000.0
-        turn = self._turn([_to_cli(u) for u in uses], delay if request.get("streaming") else 0.0)
+        # the model's text goes with its tool_use blocks; thinking needs a real signature
+        blocks = [
+            self._to_cli(b) if _is_tool_use(b) else b
+            for b in content
+            if b.get("type") != "thinking"
+        ]
+        turn = self._turn(blocks, delay if request.get("streaming") else 0.0)
+        self._count_probes(uses, turn)
         results = [_result(turn, use) for use in uses]
         events = [event for result in results for event in result.pop("events")]
         return {"results": results, "events": events}
@@ -275,6 +299,75 @@ class ClaudeCodeAdapter:
         return {"ok": True}
 
     # -- helpers ------------------------------------------------------------
+
+    def _check_faithful(self, uses: list[dict[str, Any]]) -> None:
+        """PROTO-UNSUPPORTED-1: refuse blocks the CLI cannot be given faithfully.
+
+        Each rule names something Claude Code shows differently by design, never
+        a behaviour it lacks:
+
+        - a task tool naming a counted id (``bash_1``, BASH-BG-1): the CLI names
+          background tasks with random ids (``b2h1c0rk9``), so no counted id
+          addresses one of its tasks;
+        - a path in the session directory's ``file-history``, ``tool-results``
+          or ``tasks``: the CLI keeps those in its own config directory;
+        - ToolSearch in a session with test tools when the CLI offers none: it
+          defers no tool of this pool (the scenario's deferral has no
+          counterpart);
+        - a Probe whose trail would not be empty (an earlier Probe's context
+          modifier applies to it, PROTO-PROBE-3): the connector's Probe is an
+          MCP tool, and MCP tools have no context modifiers.
+        """
+        for use in uses:
+            name = str(use.get("name"))
+            tool_input = use.get("input") if isinstance(use.get("input"), dict) else {}
+            task_id = str(tool_input.get("task_id")) if isinstance(tool_input, dict) else ""
+            if name in _TASK_TOOLS and _COUNTED_TASK_ID.fullmatch(task_id):
+                raise Unmappable(
+                    f"{name} names the counted task id {task_id!r} (BASH-BG-1); Claude Code "
+                    "names background tasks with random ids"
+                )
+            if self._session_dir is not None and _names_own_files(tool_input, self._session_dir):
+                raise Unmappable(
+                    "the call reads the session directory's file history, persisted results "
+                    "or task output; Claude Code keeps those in its own config directory"
+                )
+            if name == "ToolSearch" and self._test_tools and not self._offers("ToolSearch"):
+                raise Unmappable(
+                    "Claude Code offers no ToolSearch here: it defers none of these tools"
+                )
+        if self._test_tools and _sees_probe_trail(uses, earlier=self._probes_done):
+            raise Unmappable(
+                "a Probe here would see an earlier Probe's context modifier (PROTO-PROBE-3); the "
+                "connector's Probe is an MCP tool, which has none"
+            )
+
+    def _count_probes(self, uses: list[dict[str, Any]], turn: TurnResult) -> None:
+        """Count the Probes that succeeded: their modifiers join the session's context."""
+        for use in uses:
+            block = turn.results.get(str(use.get("id")))
+            if use.get("name") == "Probe" and block is not None and not block.get("is_error"):
+                self._probes_done += 1
+
+    def _offers(self, tool: str) -> bool:
+        conversation = self._conversation
+        return conversation is not None and any(t.get("name") == tool for t in conversation.tools)
+
+    def _to_cli(self, use: Mapping[str, Any]) -> dict[str, Any]:
+        """The block as sent to the CLI: Probe goes to the MCP tool of its concurrency safety.
+
+        Without test tools a Probe goes as it is, to be the CLI's unknown tool.
+        """
+        block = dict(use)
+        if block.get("name") == "Probe" and self._test_tools:
+            tool_input = block.get("input")
+            if isinstance(tool_input, dict) and tool_input.get("bash_error") is True:
+                raise Unmappable(
+                    "Probe's bash_error has no counterpart: a failed MCP tool is no Bash"
+                )
+            safe = isinstance(tool_input, dict) and tool_input.get("concurrency_safe") is True
+            block["name"] = PROBE_TOOLS[1] if safe else PROBE_TOOLS[0]
+        return block
 
     def _turn(self, uses: list[dict[str, Any]], block_delay: float) -> TurnResult:
         conversation = self._conversation
@@ -319,16 +412,51 @@ def _result(turn: TurnResult, use: Mapping[str, Any]) -> dict[str, Any]:
     return {"tool_result": block, "outcome": outcome, "events": events}
 
 
-def _to_cli(use: Mapping[str, Any]) -> dict[str, Any]:
-    """The block as sent to the CLI: Probe goes to the MCP tool of its concurrency safety."""
-    block = dict(use)
-    if block.get("name") == "Probe":
-        tool_input = block.get("input")
-        if isinstance(tool_input, dict) and tool_input.get("bash_error") is True:
-            raise Unmappable("Probe's bash_error has no counterpart: a failed MCP tool is no Bash")
-        safe = isinstance(tool_input, dict) and tool_input.get("concurrency_safe") is True
-        block["name"] = PROBE_TOOLS[1] if safe else PROBE_TOOLS[0]
-    return block
+def _is_tool_use(block: Mapping[str, Any]) -> bool:
+    return bool(block.get("type", "tool_use") == "tool_use")
+
+
+def _names_own_files(value: Any, session_dir: str) -> bool:
+    """Whether a string in ``value`` is a path in the session directory's own subdirectories."""
+    if isinstance(value, str):
+        base = session_dir.rstrip("/") + "/"
+        return any(value == base + n or value.startswith(base + n + "/") for n in _OWN_FILES)
+    if isinstance(value, dict):
+        return any(_names_own_files(v, session_dir) for v in value.values())
+    if isinstance(value, list):
+        return any(_names_own_files(v, session_dir) for v in value)
+    return False
+
+
+def _is_safe(use: Mapping[str, Any]) -> bool:
+    """Whether a block joins a concurrency-safe batch, as far as the connector can tell."""
+    tool_input = use.get("input")
+    if use.get("name") == "Probe":
+        return isinstance(tool_input, dict) and tool_input.get("concurrency_safe") is True
+    return use.get("name") in _SAFE_BUILT_INS
+
+
+def _sees_probe_trail(uses: list[dict[str, Any]], *, earlier: int) -> bool:
+    """Whether a Probe in ``uses`` starts after another Probe's context modifier applied.
+
+    Every Probe's modifier joins the context once its batch ends (SCHED-CONTEXT-1): a
+    Probe of a later call sees it, and so does one of a later batch of the same message.
+    Blocks other than Read, Glob, Grep and safe Probes are taken for batches of their own.
+    """
+    probes_before_batch = earlier
+    probes_in_batch = 0
+    batch_safe = False
+    for use in uses:
+        safe = _is_safe(use)
+        if not (safe and batch_safe):  # a new batch: the previous one's modifiers now apply
+            probes_before_batch += probes_in_batch
+            probes_in_batch = 0
+        batch_safe = safe
+        if use.get("name") == "Probe":
+            if probes_before_batch:
+                return True
+            probes_in_batch += 1
+    return False
 
 
 def _bad(seq: Any, message: str) -> dict[str, Any]:

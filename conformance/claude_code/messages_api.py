@@ -1,7 +1,7 @@
 """A scripted Messages API on 127.0.0.1: the model Claude Code talks to under test.
 
 Claude Code sends ``POST /v1/messages`` with the conversation so far. The
-main loop's requests (those that offer the ``Read`` tool) are handed to the
+main loop's requests (those that offer tools) are handed to the
 connector one at a time (``next_turn``), which answers each with the
 assistant turn it scripts (``answer``): tool_use blocks, or text that ends
 the conversation. Every other request (titles, summaries, side questions)
@@ -163,8 +163,9 @@ class ScriptedModel:
         if not path.endswith("/v1/messages"):
             _reply_json(handler, 404, {"type": "error", "error": {"type": "not_found_error"}})
             return
-        offered = {tool.get("name") for tool in body.get("tools", []) if isinstance(tool, dict)}
-        if "Read" in offered:
+        # the main loop offers its tools; a pool without Read (a deny rule removed it) is one too
+        offered = [tool for tool in body.get("tools", []) if isinstance(tool, dict)]
+        if offered:
             request = MainRequest(body)
             self._main.put(request)
             try:

@@ -131,6 +131,7 @@ def plan(
     for source, value in settings.items():
         if not value:
             continue
+        _refuse_what_has_no_counterpart(source, value)
         if source in _UNMAPPABLE:
             raise Unmappable(f"settings source {source}: {_UNMAPPABLE[source]}")
         flags = sorted(set(value) & _FLAG_KEYS)
@@ -155,6 +156,32 @@ def plan(
             out.flags += _cli_flags(_anchored(value, root), source)
         # unknown sources are ignored, as PROTO-BEGIN-1 says
     return out
+
+
+def _refuse_what_has_no_counterpart(source: str, value: Any) -> None:
+    """Settings the CLI would run on, but not as the protocol means them.
+
+    - ``auto`` mode: its classifier (PERM-CLASSIFIER-1) is a model call, which
+      the connector's scripted model would answer itself;
+    - a Probe rule with a specifier: Probe is an MCP tool in the CLI, and MCP
+      tool rules there do not take the built-in tools' specifiers.
+    """
+    if not isinstance(value, Mapping):
+        return
+    permissions = value.get("permissions")
+    if not isinstance(permissions, Mapping):
+        return
+    if permissions.get("defaultMode") == "auto":
+        raise Unmappable(
+            f"settings source {source}: auto mode's classifier is a model call, which the "
+            "scripted model cannot answer for"
+        )
+    for key in ("allow", "deny", "ask"):
+        for rule in permissions.get(key) or []:
+            if isinstance(rule, str) and rule.startswith("Probe("):
+                raise Unmappable(
+                    f"settings source {source}: the rule {rule!r} gives the MCP Probe a specifier"
+                )
 
 
 def _cli_flags(value: Mapping[str, Any], source: str) -> list[str]:

@@ -370,13 +370,33 @@ def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
     if not _read_only_program(program, args):
         return False
     if guard is not None:  # BASH-PERM-1
-        paths = [arg for arg in args if arg and not arg.startswith("-")]
-        paths += [r.target for r in redirects if r.op == "<" and r.target]
-        if any(guard.denied(path) for path in paths):
+        if any(guard.denied(path) for path in _literal_paths(args, redirects)):
             return False
         if not part_allowed(part, guard):
             return False  # BASH-PERM-2
     return True
+
+
+def _literal_paths(args: list[str], redirects: list[Redirect]) -> list[str]:
+    """BASH-PERM-1: the words a part names files by: arguments not starting with ``-``, ``<`` files."""
+    paths = [arg for arg in args if arg and not arg.startswith("-")]
+    paths += [r.target for r in redirects if r.op == "<" and r.target]
+    return paths
+
+
+def names_denied_path(part: str, guard: ReadGuard) -> bool:
+    """BASH-PERM-1: ``part`` is read-only and one of its literal paths is ``Read``-denied.
+
+    Such a command is denied outright (2.1.88 refuses ``cat secret.txt`` under
+    ``Read(./secret.txt)`` without asking); what BASH-PERM-2 cannot see through
+    (expansions, recursive readers) only asks.
+    """
+    if not is_read_only_part(part):
+        return False
+    found = tokens(part)
+    words = [t.value for t in found if isinstance(t, Word)]
+    redirects = [t for t in found if isinstance(t, Redirect)]
+    return any(guard.denied(path) for path in _literal_paths(words[1:], redirects))
 
 
 def _read_only_program(program: str, args: list[str]) -> bool:

@@ -49,12 +49,16 @@ def check_bash_permissions(inp: Any, ctx: ToolUseContext) -> PermissionCheck:
     read-only or a ``cd`` into the working directories, else passthrough.
 
     A read-only part with an argument (not starting with ``-``) that, taken as
-    a path relative to the context's cwd, matches a ``Read`` deny rule makes
-    the command not read-only here.
+    a path relative to the context's cwd, matches a ``Read`` deny rule denies
+    the command, as Claude Code 2.1.88 does, without asking.
     """
     command = inp.command
     guard = read_guard(ctx)  # BASH-PERM-1, BASH-PERM-2
     parts = bash_rules.split_command(command) if isinstance(command, str) else None
+    if parts and any(bash_rules.names_denied_path(part, guard) for part in parts):
+        return PermissionCheck(  # BASH-PERM-1: a read-only command naming a Read-denied path
+            "deny", f"Permission to use Bash with command {command} has been denied."
+        )
     if parts and guard.active and len(parts) > 1 and any(bash_rules.moves(p) for p in parts):
         return PASSTHROUGH  # BASH-PERM-2: later parts' relative paths are not known
 

@@ -69,8 +69,8 @@ def plan_edit(
     starts, normalized = _locate(file_lf, old)
     if not starts:  # EDIT-DESANITIZE-1
         desanitized, applied = text.desanitize(old)
-        if applied:
-            starts, normalized = _locate(file_lf, desanitized)
+        if applied:  # exactly only: 2.1.88 does not also normalize quotes here
+            starts, normalized = _find_all(file_lf, desanitized), False
             if starts:
                 old, new = desanitized, text.apply_replacements(new, applied)
     if not starts:

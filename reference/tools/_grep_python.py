@@ -42,13 +42,15 @@ def search(request: SearchRequest, abort: AbortSignal) -> list[FileHits]:
         if text is None or (prefilter and regex.search(text) is None):
             continue
         lines = _lines(text)
+        starts: int | None = None
         if request.multiline:
             numbers, at_end = multiline_matches(regex, text, lines)
+            starts = match_start_lines(regex, text, lines)  # GREP-COUNT-1
         else:
             numbers, at_end = line_matches(regex, lines), False
         if numbers:
             shown = with_context(numbers, lines, request.before, request.after, at_end=at_end)
-            hits.append(FileHits(path, shown))
+            hits.append(FileHits(path, shown, count=starts))
     return hits
 
 
@@ -187,6 +189,19 @@ def multiline_matches(
         last = _line_at(starts, end - 1, first) if end > start else first
         matched.update(range(first + 1, last + 2))
     return sorted(matched), False
+
+
+def match_start_lines(regex: re.Pattern[str], text: str, lines: list[str]) -> int:
+    """GREP-COUNT-1 with ``multiline``: how many lines a match starts on (ripgrep's ``-c -U``)."""
+    if not lines:
+        return 0
+    end_of_text = len(text) if not text.endswith("\n") else len(text) - 1
+    found: set[int] = set()
+    for match in regex.finditer(text):
+        if match.start() > end_of_text:
+            break
+        found.add(text.count("\n", 0, match.start()))
+    return len(found)
 
 
 def _line_at(starts: list[int], offset: int, hint: int) -> int:

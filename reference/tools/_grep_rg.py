@@ -4,11 +4,12 @@
 file: its parent, searching ``./NAME``), so that a ``--glob`` holding a
 ``/`` is anchored at the search directory whatever symlinks lead there. Its
 options make its selection SPEC.md's (GREP-FILES-1): hidden files searched,
-``.gitignore`` honoured outside a repository too (``--no-require-git``),
+``.gitignore`` honoured inside a git repository only (ripgrep's default),
 only the ignore files in the tree and its parents (no global gitignore, no
 ``.git/info/exclude``), no configuration file, no memory maps (a NUL past
 the start of a mapped file goes unseen), version-control directories
-excluded by globs given after the model's (the later glob wins). Then:
+excluded by globs given before the model's (the later glob wins, so the
+model's can bring them back, as in Claude Code 2.1.88). Then:
 
 * a file whose ``end`` message reports a ``binary_offset`` held a NUL byte
   and is dropped whole (``rg`` quits such a file at the NUL, or, for a file
@@ -17,9 +18,7 @@ excluded by globs given after the model's (the later glob wins). Then:
   mode), ``rg`` answers with ``--files-with-matches`` or ``--count``, far
   cheaper than JSON for dense matches, and each file it names is read once
   to drop those holding a NUL byte (``rg`` stops at the first match before
-  it can see a later NUL);
-* when the model's ``glob`` whitelists files, what ``rg`` let it bring back
-  past the ignore files or the ``type`` is dropped (``_grep_search``).
+  it can see a later NUL).
 
 The run is bounded: ``rg`` is killed when the call is aborted or after
 :data:`TIMEOUT_S` seconds.
@@ -47,7 +46,6 @@ from reference.tools._grep_search import (
     VCS_DIRECTORIES,
     FileHits,
     SearchRequest,
-    Selection,
     unknown_type,
 )
 
@@ -77,8 +75,8 @@ def _beside_interpreter() -> str | None:
 def summarizes(request: SearchRequest) -> bool:
     """Whether rg can answer with ``--count`` or ``--files-with-matches`` instead of JSON.
 
-    Only in line mode: in multiline mode ``--count`` counts matches, not the
-    lines they touch (GREP-COUNT-1).
+    Only in line mode: in multiline mode ``--count`` does not count the lines
+    a match starts on (GREP-COUNT-1); the JSON submatches give them.
     """
     return request.wants != "lines" and not request.multiline
 
@@ -89,7 +87,6 @@ def arguments(rg: str, request: SearchRequest, target: str) -> list[str]:
         rg,
         "--no-config",
         "--hidden",
-        "--no-require-git",
         "--no-ignore-global",
         "--no-ignore-exclude",
         "--case-sensitive",
@@ -109,8 +106,9 @@ def arguments(rg: str, request: SearchRequest, target: str) -> list[str]:
         args.append(f"--before-context={request.before}")
     if request.after:
         args.append(f"--after-context={request.after}")
-    args += [f"--glob={glob}" for glob in request.globs]
+    # GREP-FILES-1: the model's globs come last, so they win (even over a VCS directory)
     args += [f"--glob=!{name}" for name in VCS_DIRECTORIES]
+    args += [f"--glob={glob}" for glob in request.globs]
     if request.file_type is not None:
         args.append(f"--type={request.file_type}")
     args += [f"--regexp={request.pattern}", "--", target]
@@ -135,11 +133,7 @@ def search(request: SearchRequest, abort: AbortSignal, rg: str) -> list[FileHits
         found = parse_summary(stdout, cwd, counts=request.wants == "counts")
         hits = [hit for hit in found if read_text(hit.path) is not None]  # GREP-FILES-1
     else:
-        hits = parse(stdout, cwd)
-    if request.target_is_dir and request.globs:
-        selection = Selection.build(request, cwd, lenient=True)
-        if selection.whitelists:
-            hits = [hit for hit in hits if selection.allows_found(hit.path)]
+        hits = parse(stdout, cwd, starts=request.multiline)
     return hits
 
 
@@ -189,9 +183,14 @@ def _raise_for(stderr: str, request: SearchRequest) -> None:
     # Anything else (an unreadable file, a vanished directory) is per file: rg went on.
 
 
-def parse(stdout: bytes, cwd: str) -> list[FileHits]:
-    """The ``begin``/``match``/``context``/``end`` messages as hits, binary files dropped."""
+def parse(stdout: bytes, cwd: str, *, starts: bool = False) -> list[FileHits]:
+    """The ``begin``/``match``/``context``/``end`` messages as hits, binary files dropped.
+
+    With ``starts`` each file's ``count`` is the number of lines a submatch
+    starts on (GREP-COUNT-1 in multiline mode).
+    """
     by_path: dict[str, dict[int, tuple[str, bool]]] = {}
+    started: dict[str, set[int]] = {}
     binary: set[str] = set()
     for raw in stdout.splitlines():
         message = json.loads(raw)
@@ -206,6 +205,12 @@ def parse(stdout: bytes, cwd: str) -> list[FileHits]:
             continue
         lines = by_path.setdefault(path, {})
         text = _text(data["lines"])
+        if kind == "match" and starts:
+            encoded = text.encode("utf-8")
+            first = data["line_number"]
+            for submatch in data.get("submatches", []):
+                before = encoded[: int(submatch["start"])]
+                started.setdefault(path, set()).add(first + before.count(b"\n"))
         if text.endswith("\n"):
             text = text[:-1]
         for offset, line in enumerate(text.split("\n")):
@@ -213,7 +218,11 @@ def parse(stdout: bytes, cwd: str) -> list[FileHits]:
             if kind == "match" or number not in lines:
                 lines[number] = (line, kind == "match")
     return [
-        FileHits(path, [(n, line, is_match) for n, (line, is_match) in sorted(lines.items())])
+        FileHits(
+            path,
+            [(n, line, is_match) for n, (line, is_match) in sorted(lines.items())],
+            count=len(started.get(path, ())) if starts else None,
+        )
         for path, lines in by_path.items()
         if path not in binary and any(is_match for _, is_match in lines.values())
     ]

@@ -1,17 +1,17 @@
 """What both Grep engines share: the request, the result, the errors, the file selection.
 
-The file selection is ripgrep's (GREP-FILES-1): ``--glob`` overrides,
-``--type`` globs, ``.rgignore``/``.ignore``/``.gitignore`` files with
-gitignore semantics, hidden files included, version-control directories
-never entered. The pure-Python engine walks with it; the ``rg`` engine uses
-it to drop what ``rg`` lets a whitelisting ``--glob`` bring back (``rg``
-checks overrides first and then skips the ignore files and the type for a
-file a glob whitelists, while SPEC.md leaves out every ignored file and
-applies ``glob`` and ``type`` together).
+The file selection is ripgrep's (GREP-FILES-1), as Claude Code 2.1.88 runs
+it: ``--glob`` overrides first (the version-control directories excluded,
+then the model's globs, the last matching one deciding; a glob that
+whitelists a path skips the ignore files and the type), then
+``.rgignore``/``.ignore`` files and, inside a git repository only,
+``.gitignore`` files, with gitignore semantics, then the ``--type`` globs;
+hidden files included. The pure-Python engine walks with it.
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -19,6 +19,7 @@ from typing import Final, Literal
 
 from reference import errors
 from reference.gitignore import (
+    GITIGNORE,
     GREP_IGNORE_FILES,
     Chain,
     IgnoreFiles,
@@ -106,7 +107,7 @@ class Selection:
         ``lenient`` (for ``rg``'s results, which rg already filtered) skips a
         glob or a type this module cannot read instead of raising.
         """
-        overrides = []
+        overrides = [compile_line(f"!{name}", strict=True) for name in VCS_DIRECTORIES]
         for glob in request.globs:
             try:
                 pattern = compile_line(glob, strict=not lenient)
@@ -120,12 +121,14 @@ class Selection:
             if not lenient:
                 raise
             regex = None
+        names = GREP_IGNORE_FILES if in_git_repository(search_dir) else _WITHOUT_GITIGNORE
+        kept = tuple(p for p in overrides if p is not None)
         return cls(
             search_dir=search_dir,
-            overrides=tuple(overrides),
-            whitelists=sum(1 for p in overrides if not p.negated),
+            overrides=kept,
+            whitelists=sum(1 for p in kept if not p.negated),
             type_regex=regex,
-            ignores=IgnoreFiles(GREP_IGNORE_FILES, top=request.top),
+            ignores=IgnoreFiles(names, top=request.top),
         )
 
     def override(self, rel: str, is_dir: bool) -> Verdict:
@@ -139,20 +142,27 @@ class Selection:
 
     def allows(self, chain: Chain, path: str, rel: str, name: str, is_dir: bool) -> bool:
         """Whether a walked entry is searched (a directory: entered)."""
-        if name in VCS_DIRECTORIES:
-            return False  # never entered (and, as rg's --glob=!NAME, never searched)
-        if self.override(rel, is_dir) == "ignore":
-            return False
+        verdict = self.override(rel, is_dir)
+        if verdict is not None:
+            return verdict == "whitelist"  # GREP-FILES-1: a matching glob decides alone
         if self.ignores.is_ignored(chain, path, is_dir):
             return False
         return is_dir or self.type_regex is None or self.type_regex.match(name) is not None
 
-    def allows_found(self, path: str) -> bool:
-        """For a file ``rg`` found: not ignored (nor below an ignored directory), of the type."""
-        if self.ignores.is_ignored_below(self.search_dir, path):
+
+_WITHOUT_GITIGNORE: Final = tuple(name for name in GREP_IGNORE_FILES if name != GITIGNORE)
+
+
+def in_git_repository(directory: str) -> bool:
+    """GREP-FILES-1: whether ``directory`` or a parent holds ``.git`` (ripgrep's test)."""
+    current = posixpath.normpath(directory)
+    while True:
+        if os.path.lexists(posixpath.join(current, ".git")):
+            return True
+        parent = posixpath.dirname(current)
+        if parent == current:
             return False
-        name = posixpath.basename(path)
-        return self.type_regex is None or self.type_regex.match(name) is not None
+        current = parent
 
 
 def type_regex(name: str | None) -> re.Pattern[str] | None:

@@ -99,7 +99,8 @@ def validate_input(inp: BashInput, ctx: ToolUseContext) -> None:
     """BASH-VALIDATE-1: the table of section 17.4, in order."""
     if "\x00" in inp.command:
         raise errors.InvalidCommandError("Command must not contain NUL characters.")
-    if inp.run_in_background and ctx.session.env.get(NO_BACKGROUND_ENV) == "1":
+    given = "run_in_background" in inp.model_fields_set  # even false: 2.1.88 has no such field then
+    if given and ctx.session.env.get(NO_BACKGROUND_ENV) == "1":
         raise errors.BackgroundTasksDisabledError("Background tasks are disabled in this session.")
 
 

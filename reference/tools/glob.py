@@ -1,11 +1,14 @@
-"""Glob: files whose path matches a pattern, newest first (SPEC.md section 17.2).
+"""Glob: files whose path matches a pattern, oldest first (SPEC.md section 17.2).
 
-The walk starts at the literal leading directories of each brace alternative
-of the pattern (``src/**/*.py`` walks ``src`` only) and descends no deeper
-than a pattern without ``**`` can match; it never enters ``.git`` or a
-symlinked directory (GLOB-WALK-1). Hidden entries and ``.gitignore`` apply
-only when the session environment switches them (GLOB-HIDDEN-1,
-GLOB-IGNORE-1); ``Read`` deny rules filter what is found (PERM-FILTER-1).
+A pattern without ``/`` matches a file's name at any depth below the search
+directory; one with ``/`` matches the file's path relative to the session
+cwd (GLOB-BASE-1, ripgrep's ``--glob`` rule, as Claude Code 2.1.88 applies
+it). Brace groups do not nest (GLOB-SYNTAX-1). The walk enters every
+directory, ``.git`` too, but no symlinked one, and lists regular files only
+(GLOB-WALK-1). Hidden entries
+and ``.gitignore`` apply only when the session environment switches them
+(GLOB-HIDDEN-1, GLOB-IGNORE-1); ``Read`` deny rules filter what is found
+(PERM-FILTER-1).
 """
 
 from __future__ import annotations
@@ -58,27 +61,30 @@ class GlobInput(StrictInput):
 
 
 def expand_braces(pattern: str) -> list[str]:
-    """GLOB-SYNTAX-1: ``{a,b}`` alternatives, nested; a group without a comma is literal.
+    """GLOB-SYNTAX-1: ``{a,b}`` alternatives; ``{a}`` is a group of one; groups never nest.
 
-    An unbalanced brace is literal. A backslash keeps the next character literal.
+    A pattern holding a group inside a group has no alternatives at all (it
+    matches nothing, as ripgrep refuses it). An unbalanced brace is literal. A
+    backslash keeps the next character literal.
     """
     group = _first_group(pattern)
     if group is None:
         return [pattern]
     start, end, alternatives = group
+    if any(_first_group(alternative) is not None for alternative in alternatives):
+        return []  # GLOB-SYNTAX-1: nested groups are not allowed
     head, tail = pattern[:start], pattern[end + 1 :]
     expanded: list[str] = []
     for tail_variant in expand_braces(tail):
         for alternative in alternatives:
-            for middle in expand_braces(alternative):
-                expanded.append(head + middle + tail_variant)
-                if len(expanded) > MAX_BRACE_EXPANSIONS:
-                    return expanded
+            expanded.append(head + alternative + tail_variant)
+            if len(expanded) > MAX_BRACE_EXPANSIONS:
+                return expanded
     return expanded
 
 
 def _first_group(pattern: str) -> tuple[int, int, list[str]] | None:
-    """The first brace group with a comma at its top level: (start, end, alternatives)."""
+    """The first closed brace group: (start, end, alternatives split at its top-level commas)."""
     i = 0
     while i < len(pattern):
         char = pattern[i]
@@ -87,7 +93,7 @@ def _first_group(pattern: str) -> tuple[int, int, list[str]] | None:
             continue
         if char == "{":
             close, commas = _group_extent(pattern, i)
-            if close is not None and commas:
+            if close is not None:
                 parts, last = [], i + 1
                 for comma in commas:
                     parts.append(pattern[last:comma])
@@ -207,12 +213,24 @@ class _Plan:
     regex: re.Pattern[str]
     start: tuple[str, ...]  # the literal leading directories: where the walk starts
     max_depth: int | None  # segments below the start; None when ``**`` is present
+    by_name: bool = False  # GLOB-BASE-1: the regex matches a file's name, at any depth
 
 
-def plan(pattern: str) -> tuple[_Plan, ...]:
-    """The walk for a relative pattern, one start per brace alternative."""
+def plan(pattern: str, *, whole_walk: bool = False) -> tuple[_Plan, ...]:
+    """The walk for a relative pattern, one start per brace alternative.
+
+    A pattern without ``/`` matches names at any depth (GLOB-BASE-1). With
+    ``whole_walk`` the walk covers the whole search directory (its paths are
+    matched relative to another anchor, the session cwd).
+    """
+    pattern = pattern.removeprefix("./")
+    by_name = "/" not in pattern
     plans = []
-    for alternative in expand_braces(pattern.removeprefix("./")):
+    for alternative in expand_braces(pattern):
+        regex = re.compile(pattern_regex(alternative) + r"\Z", re.DOTALL)
+        if by_name or whole_walk:
+            plans.append(_Plan(regex, (), None, by_name))
+            continue
         segments = [s for s in alternative.split("/") if s != ""]
         literal: list[str] = []
         for segment in segments[:-1]:
@@ -221,7 +239,6 @@ def plan(pattern: str) -> tuple[_Plan, ...]:
             literal.append(segment)
         rest = segments[len(literal) :]
         max_depth = None if "**" in rest else len(rest)
-        regex = re.compile(pattern_regex(alternative) + r"\Z", re.DOTALL)
         plans.append(_Plan(regex, tuple(literal), max_depth))
     return tuple(plans)
 
@@ -243,7 +260,7 @@ def base_of(pattern: str, path: str) -> tuple[str, str]:
     return posixpath.normpath(base or "/"), name
 
 
-# --- the walk (GLOB-WALK-1, GLOB-HIDDEN-1, GLOB-IGNORE-1) ---------------------------------
+# --- the walk (GLOB-WALK-1, GLOB-HIDDEN-1, GLOB-IGNORE-1) --------------------------------
 
 
 @dataclass(slots=True)
@@ -257,7 +274,7 @@ class _Walker:
         """(relative path, absolute path) of every file below ``start`` the rules allow."""
         directory, chain = self.search_dir, self._root_chain()
         for name in start:  # the literal leading directories, checked like walked ones
-            if name == ".git" or (not self.include_hidden and name.startswith(".")):
+            if not self.include_hidden and name.startswith("."):
                 return
             child = posixpath.join(directory, name)
             try:
@@ -303,11 +320,10 @@ class _Walker:
             rel = f"{prefix}/{name}" if prefix else name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if name != ".git":  # GLOB-WALK-1
-                        below.append((entry.path, rel))
+                    below.append((entry.path, rel))  # GLOB-WALK-1: .git is entered too
                     continue
-                if not entry.is_file(follow_symlinks=True):
-                    continue  # GLOB-WALK-1: regular files and links to them only
+                if not entry.is_file(follow_symlinks=False):
+                    continue  # GLOB-WALK-1: regular files only, never a symlink
             except OSError:
                 continue
             if self.ignores is not None and self.ignores.is_ignored(chain, entry.path, False):
@@ -352,10 +368,21 @@ def validate_input(inp: GlobInput, ctx: ToolUseContext) -> None:
         raise errors.NotADirectoryRefusal(f"Path is not a directory: {path}")
 
 
+def _anchor(pattern: str, search_dir: str, ctx: ToolUseContext) -> str:
+    """GLOB-BASE-1: what a pattern with ``/`` is matched relative to.
+
+    The session cwd for a relative pattern (ripgrep's rule, measured in Claude
+    Code 2.1.88: ``b/*.py`` searched in ``a`` finds nothing, ``a/b/*.py`` finds
+    ``a/b/c.py``); the base for an absolute one.
+    """
+    return search_dir if pattern.startswith("/") else ctx.cwd
+
+
 def find(inp: GlobInput, ctx: ToolUseContext) -> tuple[list[str], bool]:
-    """The matches shown, newest first and capped, and whether there were more."""
+    """The matches shown, oldest first and capped, and whether there were more."""
     path = ctx.cwd if inp.path is None else ctx.expand(inp.path)
     search_dir, pattern = base_of(inp.pattern, path)  # GLOB-BASE-1
+    anchor = _anchor(inp.pattern, search_dir, ctx)
     env_session = ctx.session
     walker = _Walker(
         search_dir=search_dir,
@@ -371,14 +398,25 @@ def find(inp: GlobInput, ctx: ToolUseContext) -> tuple[list[str], bool]:
         return [], False
     shown = shown_filter(env_session)
     found: dict[str, int] = {}
-    for step in plan(pattern):
+    for step in plan(pattern, whole_walk=anchor != search_dir):
         for rel, absolute in walker.entries(step.start, step.max_depth):
-            if absolute in found or not step.regex.match(rel):
+            subject = _subject(step, rel, absolute, anchor, search_dir)
+            if absolute in found or subject is None or not step.regex.match(subject):
                 continue
             if shown(absolute):  # PERM-FILTER-1: counted only when shown
                 found[absolute] = mtime_ns(absolute)
     ordered = oldest_first(found.items())  # GLOB-SORT-1
     return ordered[:MAX_RESULTS], len(ordered) > MAX_RESULTS
+
+
+def _subject(step: _Plan, rel: str, absolute: str, anchor: str, search_dir: str) -> str | None:
+    """GLOB-BASE-1: the string a plan's regex is matched against; None when it cannot match."""
+    if step.by_name:
+        return posixpath.basename(rel)
+    if anchor == search_dir:
+        return rel
+    prefix = anchor.rstrip("/") + "/"
+    return absolute[len(prefix) :] if absolute.startswith(prefix) else None
 
 
 def call(inp: GlobInput, ctx: ToolUseContext) -> ToolResult:

@@ -139,7 +139,6 @@ def run_search(request: SearchRequest, abort: AbortSignal) -> list[FileHits]:
 def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
     target = ctx.cwd if inp.path is None else ctx.expand(inp.path)
     content_mode = inp.output_mode == "content"
-    around = inp.context or 0
     request = SearchRequest(
         pattern=inp.pattern,
         target=target,
@@ -149,28 +148,44 @@ def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
         file_type=inp.type,
         ignore_case=inp.ignore_case,
         multiline=inp.multiline,
-        # GREP-CONTENT-1: -C both sides, unless -A or -B gives that side
-        before=(inp.before if inp.before is not None else around) if content_mode else 0,
-        after=(inp.after if inp.after is not None else around) if content_mode else 0,
+        # GREP-CONTENT-1: -C, when given, both sides; else -A and -B
+        before=_side(inp.context, inp.before) if content_mode else 0,
+        after=_side(inp.context, inp.after) if content_mode else 0,
         wants=_WANTS[inp.output_mode],
     )
     shown = shown_filter(ctx.session)
-    hits = [hit for hit in run_search(request, ctx.abort) if shown(hit.path)]  # PERM-FILTER-1
+    try:
+        found = run_search(request, ctx.abort)
+    except errors.UnknownFileTypeError:
+        found = []  # GREP-FILES-1: an unknown type finds nothing, as ripgrep's error does
+    hits = [hit for hit in found if shown(hit.path)]  # PERM-FILTER-1
     if inp.output_mode == "files_with_matches":
         return ToolResult(_files_output(inp, hits))
+    alone = not request.target_is_dir  # GREP-CONTENT-1, GREP-COUNT-1: no path for a file alone
     if content_mode:
-        return ToolResult(_content_output(inp, hits, context=request.before + request.after > 0))
-    return ToolResult(_count_output(inp, hits))
+        context = request.before + request.after > 0
+        return ToolResult(_content_output(inp, hits, context=context, alone=alone))
+    return ToolResult(_count_output(inp, hits, alone=alone))
+
+
+def _side(context: int | None, side: int | None) -> int:
+    """GREP-CONTENT-1: ``-C`` wins over ``-A``/``-B`` when given, even as 0 (as 2.1.88)."""
+    if context is not None:
+        return context
+    return side or 0
 
 
 def _page(entries: list[Any], inp: GrepInput) -> tuple[list[Any], dict[str, int | None]]:
-    """GREP-PAGE-1: skip ``offset``, keep ``head_limit`` (0: all); the limits when it cut."""
+    """GREP-PAGE-1: skip ``offset``, keep ``head_limit`` (0: all).
+
+    ``appliedLimit`` is the limit when it left entries out, ``appliedOffset``
+    the offset when it is not 0 and there were entries to skip.
+    """
     rest = entries[inp.offset :]
     kept = rest if inp.head_limit == 0 else rest[: inp.head_limit]
-    cut = len(kept) < len(entries)
     return kept, {
-        "appliedLimit": inp.head_limit if cut else None,
-        "appliedOffset": inp.offset if cut else None,
+        "appliedLimit": inp.head_limit if len(kept) < len(rest) else None,
+        "appliedOffset": inp.offset if inp.offset and entries else None,
     }
 
 
@@ -189,8 +204,13 @@ def _files_output(inp: GrepInput, hits: list[FileHits]) -> dict[str, Any]:
     return _output("files_with_matches", numFiles=len(kept), filenames=kept, **applied)
 
 
-def _content_output(inp: GrepInput, hits: list[FileHits], *, context: bool) -> dict[str, Any]:
-    """GREP-CONTENT-1: files in path order, ``--`` between groups of non-adjacent lines."""
+def _content_output(
+    inp: GrepInput, hits: list[FileHits], *, context: bool, alone: bool
+) -> dict[str, Any]:
+    """GREP-CONTENT-1: files in path order, ``--`` between groups of non-adjacent lines.
+
+    A file searched ``alone`` (``path`` names it) is shown without its path.
+    """
     lines: list[str] = []
     for hit in sorted(hits, key=lambda h: h.path):
         previous: int | None = None
@@ -199,20 +219,21 @@ def _content_output(inp: GrepInput, hits: list[FileHits], *, context: bool) -> d
                 lines.append("--")
             mark = ":" if is_match else "-"
             numbered = f"{number}{mark}" if inp.line_numbers else ""
-            lines.append(f"{hit.path}{mark}{numbered}{text}")
+            named = "" if alone else f"{hit.path}{mark}"
+            lines.append(f"{named}{numbered}{text}")
             previous = number
     kept, applied = _page(lines, inp)
     return _output("content", content="\n".join(kept), numLines=len(kept), **applied)
 
 
-def _count_output(inp: GrepInput, hits: list[FileHits]) -> dict[str, Any]:
-    """GREP-COUNT-1: ``PATH:N`` in path order; the totals count the entries kept."""
+def _count_output(inp: GrepInput, hits: list[FileHits], *, alone: bool) -> dict[str, Any]:
+    """GREP-COUNT-1: ``PATH:N`` in path order (``N`` for a file alone); totals of those kept."""
     counts = sorted((hit.path, hit.matching_lines) for hit in hits)
     kept, applied = _page(counts, inp)
     return _output(
         "count",
         numFiles=len(kept),
-        content="\n".join(f"{path}:{count}" for path, count in kept),
+        content="\n".join(str(count) if alone else f"{path}:{count}" for path, count in kept),
         numMatches=sum(count for _, count in kept),
         **applied,
     )
@@ -225,31 +246,28 @@ def _plural(count: int, word: str) -> str:
 def map_result(data: Mapping[str, Any]) -> ResultContent:
     """GREP-FILESMODE-1, GREP-CONTENT-1, GREP-COUNT-1, GREP-PAGE-1: the model's text."""
     mode = data["mode"]
-    cut = data["appliedLimit"] is not None
+    limit, offset = data["appliedLimit"], data["appliedOffset"]
+    parts = ([f"limit: {limit}"] if limit is not None else []) + (
+        [f"offset: {offset}"] if offset is not None else []
+    )
+    pagination = ", ".join(parts)
+    kept = data["numLines"] if mode == "content" else data["numFiles"]
+    if kept == 0 and offset is not None:
+        return NO_ENTRIES  # GREP-PAGE-1: an offset past the end (a Decision)
     if mode == "files_with_matches":
-        kept = data["numFiles"]
-        text = f"Found {_plural(kept, 'file')}\n" + "\n".join(data["filenames"])
-        nothing = NO_FILES
-    elif mode == "content":
-        kept = data["numLines"]
-        text = data["content"]
-        nothing = NO_MATCHES
-    else:
-        kept = data["numFiles"]
-        total = data["numMatches"]
-        text = (
-            f"{data['content']}\n\nFound {_plural(total, 'total occurrence')} "
-            f"across {_plural(kept, 'file')}."
-        )
-        nothing = NO_MATCHES
-    if kept == 0:
-        return NO_ENTRIES if cut else nothing  # GREP-PAGE-1: an offset past the end
-    if cut:
-        text += (
-            "\n\n[Showing results with pagination = "
-            f"limit: {data['appliedLimit']}, offset: {data['appliedOffset']}]"
-        )
-    return text
+        if kept == 0:
+            return NO_FILES
+        header = f"Found {_plural(kept, 'file')}" + (f" {pagination}" if pagination else "")
+        return header + "\n" + "\n".join(data["filenames"])
+    if mode == "content":
+        text = data["content"] if kept else NO_MATCHES
+        if pagination:
+            text += f"\n\n[Showing results with pagination = {pagination}]"
+        return text
+    total = data["numMatches"]
+    body = data["content"] if kept else NO_MATCHES
+    text = f"{body}\n\nFound {_plural(total, 'total occurrence')} across {_plural(kept, 'file')}."
+    return text + (f" with pagination = {pagination}" if pagination else "")
 
 
 GREP_TOOL: Final[Tool[GrepInput]] = build_tool(

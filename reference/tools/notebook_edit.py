@@ -1,8 +1,10 @@
 """NotebookEdit: replace, insert or delete one Jupyter notebook cell (SPEC.md, section 17.1).
 
 The same read-before-edit and staleness gates as Edit (STATE-STALE-1,
-STATE-STALE-2); the edited notebook is checked with ``nbformat.validate``
-before anything is written, and written atomically (NBEDIT-WRITE-1).
+STATE-STALE-2); the edited notebook needs a ``metadata`` object, is written
+atomically and serialized as Claude Code 2.1.88 writes it: JSON indented by
+one space, keys in the notebook's own order, no final newline
+(NBEDIT-WRITE-1).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import copy
 import json
 import re
 import secrets
-import warnings
 from collections.abc import Mapping
 from typing import Any, Final, Literal, NamedTuple
 
@@ -39,8 +40,10 @@ NOT_A_NOTEBOOK: Final = (
 CELL_TYPE_REQUIRED: Final = "Cell type is required when using edit_mode=insert."
 CELL_ID_REQUIRED: Final = "Cell ID must be specified when not inserting a new cell."
 INVALID_NOTEBOOK: Final = "Notebook is not valid JSON or has no cells list."
-_INDEX_NAME: Final = re.compile(r"cell-(0|[1-9][0-9]*)", re.ASCII)  # NB-RENDER-1's cell-N
-_ID_HEX_CHARS: Final = 4  # secrets.token_hex(4): 8 lower-case hexadecimal characters
+_INDEX_NAME: Final = re.compile(r"cell-([0-9]+)", re.ASCII)  # NBEDIT-CELL-1: cell-01 is cell-1
+_ID_ALPHABET: Final = "0123456789abcdefghijklmnopqrstuvwxyz"  # NBEDIT-INSERT-1
+_ID_LENGTH: Final = 11
+NO_METADATA: Final = "The notebook has no metadata object."
 
 CellType = Literal["code", "markdown"]
 EditMode = Literal["replace", "insert", "delete"]
@@ -113,11 +116,14 @@ def find_cell(cells: list[Any], cell_id: str) -> int | None:
     return None
 
 
-def _name_of(cells: list[Any], index: int) -> str:
-    """NBEDIT-RESULT-1: a cell's ``id``, or ``cell-N`` when it has none (NB-RENDER-1)."""
+def _name_of(cells: list[Any], index: int, given: str | None = None) -> str:
+    """NBEDIT-RESULT-1: ``given`` (the ``cell_id`` of the call) when the cell has an id,
+    else its ``id``, else ``cell-N`` (a Decision: 2.1.88 writes ``undefined``)."""
     cell = cells[index]
     cell_id = cell.get("id") if isinstance(cell, dict) else None
-    return cell_id if isinstance(cell_id, str) else f"cell-{index}"
+    if not isinstance(cell_id, str):
+        return f"cell-{index}"
+    return given if given is not None else cell_id
 
 
 def _supports_ids(doc: Mapping[str, Any]) -> bool:
@@ -127,17 +133,12 @@ def _supports_ids(doc: Mapping[str, Any]) -> bool:
 
 
 def _new_id(cells: list[Any]) -> str:
-    """NBEDIT-INSERT-1: 8 lower-case hex characters no other cell uses."""
+    """NBEDIT-INSERT-1: 11 lower-case letters and digits no other cell uses (as 2.1.88)."""
     used = {cell.get("id") for cell in cells if isinstance(cell, dict)}
     while True:
-        candidate = secrets.token_hex(_ID_HEX_CHARS)
+        candidate = "".join(secrets.choice(_ID_ALPHABET) for _ in range(_ID_LENGTH))
         if candidate not in used:
             return candidate
-
-
-def _as_code(cell: dict[str, Any]) -> None:
-    cell["outputs"] = []
-    cell["execution_count"] = None
 
 
 def apply_edit(notebook: _Notebook, inp: NotebookEditInput) -> _Edited | None:
@@ -150,60 +151,43 @@ def apply_edit(notebook: _Notebook, inp: NotebookEditInput) -> _Edited | None:
     if inp.edit_mode == "insert":
         assert inp.cell_type is not None  # NBEDIT-VALIDATE-1 code 5
         position = 0 if index is None else index + 1
-        cell: dict[str, Any] = {
-            "cell_type": inp.cell_type,
-            "metadata": {},
-            "source": inp.new_source,
-        }
-        if inp.cell_type == "code":
-            _as_code(cell)
+        # NBEDIT-INSERT-1: the keys in 2.1.88's order
+        cell: dict[str, Any] = {"cell_type": inp.cell_type}
         if _supports_ids(doc):
             cell["id"] = _new_id(cells)
+        cell["source"] = inp.new_source
+        cell["metadata"] = {}
+        if inp.cell_type == "code":
+            cell["execution_count"] = None
+            cell["outputs"] = []
         cells.insert(position, cell)
         return _Edited(doc, _name_of(cells, position), inp.cell_type)
     assert index is not None  # NBEDIT-VALIDATE-1 code 6
     target = cells[index]
-    name = _name_of(cells, index)
+    name = _name_of(cells, index, inp.cell_id)
     if inp.edit_mode == "delete":
         del cells[index]
         return _Edited(doc, name, target.get("cell_type") if isinstance(target, dict) else None)
     if not isinstance(target, dict):
-        target = cells[index] = {}  # the schema check reports what is missing
+        raise errors.NotebookValidationError(f"Cell {index} of the notebook is not an object.")
+    if target.get("cell_type") == "code":  # NBEDIT-REPLACE-1: a code cell's run is cleared
+        target["execution_count"] = None
+        target["outputs"] = []
     target["source"] = inp.new_source
     if inp.cell_type is not None:
         target["cell_type"] = inp.cell_type
-    if target.get("cell_type") == "code":
-        _as_code(target)
-    elif target.get("cell_type") == "markdown":
-        target.pop("outputs", None)
-        target.pop("execution_count", None)
     return _Edited(doc, name, target.get("cell_type"))
 
 
-def check_schema(doc: dict[str, Any]) -> None:
-    """NBEDIT-WRITE-1: ``nbformat.validate`` against the nbformat 4 schema.
-
-    It runs on a copy: nbformat repairs missing or duplicate cell ids in the
-    object it is given, and its deprecation warnings are not the model's business.
-    """
-    import nbformat  # noqa: PLC0415  (deferred: it imports jsonschema, which every start paid)
-
-    minor = doc.get("nbformat_minor")
-    version_minor = minor if type(minor) is int and minor >= 0 else None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            nbformat.validate(copy.deepcopy(doc), version=4, version_minor=version_minor)
-    except Exception as exc:  # a malformed notebook can make nbformat itself fail
-        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        raise errors.NotebookValidationError(
-            f"The edited notebook is not a valid nbformat 4 notebook: {message}"
-        ) from None
+def check_metadata(doc: dict[str, Any]) -> None:
+    """NBEDIT-WRITE-1: the notebook needs a ``metadata`` object (2.1.88 reads its language)."""
+    if not isinstance(doc.get("metadata"), dict):
+        raise errors.NotebookValidationError(NO_METADATA)
 
 
 def serialize(doc: Mapping[str, Any]) -> str:
-    """NBEDIT-WRITE-1: as nbformat 4 writes JSON (indent 1, sorted keys, non-ASCII kept)."""
-    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    """NBEDIT-WRITE-1: JSON indented by 1, keys in their order, non-ASCII kept, no final newline."""
+    return json.dumps(doc, indent=1, ensure_ascii=False)
 
 
 def validate_input(inp: NotebookEditInput, ctx: ToolUseContext) -> None:
@@ -217,7 +201,7 @@ def validate_input(inp: NotebookEditInput, ctx: ToolUseContext) -> None:
             f"File is covered by a deny rule in your permission settings ({rule.text}) "
             "and cannot be edited."
         )
-    if not path.lower().endswith(".ipynb"):
+    if not path.endswith(".ipynb"):  # NBEDIT-VALIDATE-1: case-sensitive, as 2.1.88
         raise errors.NotANotebookError(NOT_A_NOTEBOOK)
     if inp.edit_mode == "insert" and inp.cell_type is None:
         raise errors.CellTypeRequiredError(CELL_TYPE_REQUIRED)
@@ -259,7 +243,7 @@ def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
     edited = None if notebook is None else apply_edit(notebook, inp)
     if edited is None:  # validate_input parsed it and found the cell: it changed since
         raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
-    check_schema(edited.doc)  # before anything is written
+    check_metadata(edited.doc)  # before anything is written
     new_text = serialize(edited.doc)
     new_bytes = new_text.encode("utf-8")
     history.backup(ctx.session.session_dir, original)  # HIST-1

@@ -130,7 +130,8 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
             "type": "create" if original is None else "update",
             "filePath": path,
             "content": content,
-            "structuredPatch": structured_patch(original or "", content),
+            # WRITE-RESULT-1: a create has no patch, as Claude Code 2.1.88 answers
+            "structuredPatch": [] if original is None else structured_patch(original, content),
             "originalFile": original,
         }
     )

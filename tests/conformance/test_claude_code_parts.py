@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
+from conformance.claude_code.adapter import ClaudeCodeAdapter
 from conformance.claude_code.inference import is_dedup_stub
+from conformance.claude_code.install import Release
 from conformance.claude_code.mcp_server import PROBE_TOOLS
 from conformance.claude_code.messages_api import ScriptedModel, Turn, answer
 from conformance.claude_code.settings_map import Unmappable, plan
@@ -301,3 +303,89 @@ def test_side_requests_and_token_counts_are_answered_at_once() -> None:
     assert counted == {"input_tokens": 2}
     assert len(model.side_requests) == 1
     assert time.monotonic() - started < 5
+
+
+# -- adapter: what cannot be given faithfully (PROTO-UNSUPPORTED-1) ------------------
+
+
+def _adapter(*, test_tools: bool = False, session_dir: str | None = None) -> Any:
+    adapter = ClaudeCodeAdapter(Release("0", ("claude",), Path("/nowhere")), turn_timeout=1.0)
+    adapter._test_tools = test_tools
+    adapter._session_dir = session_dir
+    return adapter
+
+
+def _use(name: str, **tool_input: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"t{name}", "name": name, "input": tool_input}
+
+
+@pytest.mark.parametrize("tool", ["TaskOutput", "BashOutput", "TaskStop", "KillShell"])
+def test_a_counted_task_id_has_no_counterpart(tool: str) -> None:
+    """SPEC: PROTO-UNSUPPORTED-1, BASH-BG-1"""
+    with pytest.raises(Unmappable, match="random ids"):
+        _adapter()._check_faithful([_use(tool, task_id="bash_1")])
+    _adapter()._check_faithful([_use(tool, task_id="b2h1c0rk9")])  # the CLI's own id goes
+
+
+def test_paths_in_the_session_directorys_own_files_have_no_counterpart() -> None:
+    """SPEC: PROTO-UNSUPPORTED-1, HIST-1, RES-PERSIST-1"""
+    adapter = _adapter(session_dir="/s/session-1")
+    for path in ("/s/session-1/file-history/ab", "/s/session-1/tool-results/x.txt"):
+        with pytest.raises(Unmappable, match="own config directory"):
+            adapter._check_faithful([_use("Read", file_path=path)])
+    adapter._check_faithful([_use("Read", file_path="/s/session-1/notes.txt")])
+    adapter._check_faithful([_use("Glob", pattern="/s/session-1/*.txt")])
+
+
+def test_tool_search_without_a_cli_tool_search_has_no_counterpart() -> None:
+    """SPEC: PROTO-UNSUPPORTED-1, REG-SEARCH-1"""
+    with pytest.raises(Unmappable, match="no ToolSearch"):
+        _adapter(test_tools=True)._check_faithful([_use("ToolSearch", query="echo")])
+    _adapter()._check_faithful([_use("ToolSearch", query="echo")])  # no test tools: unknown
+
+
+def test_a_probe_that_would_see_a_trail_has_no_counterpart() -> None:
+    """SPEC: PROTO-UNSUPPORTED-1, PROTO-PROBE-3, SCHED-CONTEXT-1"""
+    safe = {"concurrency_safe": True}
+    adapter = _adapter(test_tools=True)
+    adapter._check_faithful([_use("Probe", label="A", **safe), _use("Read", file_path="/x")])
+    batch = [_use("Probe", label="A", **safe), _use("Probe", label="B", **safe)]
+    adapter._check_faithful(batch)  # one safe batch: neither sees the other
+    with pytest.raises(Unmappable, match="context modifier"):
+        adapter._check_faithful([_use("Probe", label="U"), _use("Probe", label="A", **safe)])
+    adapter._probes_done = 1  # an earlier call's Probe succeeded
+    with pytest.raises(Unmappable, match="context modifier"):
+        adapter._check_faithful([_use("Probe", label="C")])
+    assert adapter._to_cli(_use("Probe", label="C", **safe))["name"] == PROBE_TOOLS[1]
+    assert _adapter()._to_cli(_use("Probe", label="C"))["name"] == "Probe"  # no test tools
+
+
+def test_a_main_loop_request_is_one_that_offers_tools() -> None:
+    """A pool without Read (a deny rule removed it) is still the main loop's."""
+    model = ScriptedModel()
+    body = {"messages": [{"role": "user", "content": "go"}], "tools": [{"name": "Bash"}]}
+    done: list[bytes] = []
+    thread = threading.Thread(
+        target=lambda: done.append(_post(model.base_url + "/v1/messages", body))
+    )
+    thread.start()
+    request = model.next_turn(5.0)
+    assert request is not None
+    assert request.tools == [{"name": "Bash"}]
+    answer(request, Turn([{"type": "text", "text": "Done."}], "end_turn"))
+    thread.join(5.0)
+    model.close()
+    assert done
+    assert not model.side_requests
+
+
+@pytest.mark.parametrize(
+    "permissions",
+    [{"defaultMode": "auto"}, {"allow": ["Probe()"]}, {"deny": ["Probe(*)"]}],
+)
+def test_auto_mode_and_probe_specifiers_are_unmappable(
+    permissions: dict[str, Any], tmp_path: Path
+) -> None:
+    """SPEC: PROTO-UNSUPPORTED-1, PERM-CLASSIFIER-1, PERM-RULE-1"""
+    with pytest.raises(Unmappable):
+        _plan({"userSettings": {"permissions": permissions}}, tmp_path)

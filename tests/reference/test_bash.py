@@ -199,15 +199,20 @@ def test_environment_is_the_process_one_overlaid_with_the_session_one(
     assert content(response) == f"process session {home}"
 
 
-def test_shell_is_claude_code_shell_when_executable(begin: Begin, tmp_path: Path) -> None:
+def test_shell_is_claude_code_shell_when_an_executable_bash(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-EXEC-1"""
-    shell = tmp_path / "myshell"
+    (tmp_path / "bin").mkdir()
+    shell = tmp_path / "bin" / "bash"
     shell.write_text('#!/bin/sh\necho "custom $1"\nexec /bin/sh "$@"\n')
     shell.chmod(0o755)
     call = caller(begin(env={"CLAUDE_CODE_SHELL": str(shell)}))
     assert content(call("Bash", command="echo ran")) == "custom -c\nran"
-    shell.chmod(0o644)  # not executable: /bin/bash, else /bin/sh
     expected = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+    other = tmp_path / "myshell"  # executable, but not named bash or zsh
+    other.write_bytes(shell.read_bytes())
+    other.chmod(0o755)
+    assert tasks.choose_shell({"CLAUDE_CODE_SHELL": str(other)}) == expected
+    shell.chmod(0o644)  # not executable: /bin/bash, else /bin/sh
     assert tasks.choose_shell({"CLAUDE_CODE_SHELL": str(shell)}) == expected
     assert tasks.choose_shell({"CLAUDE_CODE_SHELL": str(tmp_path / "missing")}) == expected
     assert tasks.choose_shell({}) == expected
@@ -447,7 +452,7 @@ def test_cd_inside_the_working_directories_needs_no_prompt(begin: Begin, tmp_pat
     assert_denied(call("Bash", command="cd sub > out.txt"))
 
 
-def test_read_deny_rule_makes_cat_ask(begin: Begin, tmp_path: Path) -> None:
+def test_read_deny_rule_makes_cat_denied_without_asking(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-PERM-1, PERM-PATH-1"""
     (tmp_path / "secret.txt").write_text("s\n")
     (tmp_path / "open.txt").write_text("o\n")
@@ -455,9 +460,7 @@ def test_read_deny_rule_makes_cat_ask(begin: Begin, tmp_path: Path) -> None:
     call = caller(begin(settings=settings, prompt="deny"))
     response = call("Bash", command="cat secret.txt")
     assert_denied(response)
-    assert [e["reason"] for e in response["events"] if e["type"] == "permission_request"] == [
-        "default"
-    ]
+    assert [e for e in response["events"] if e["type"] == "permission_request"] == []
     assert content(call("Bash", command="cat -n open.txt")) == "     1\to"
 
 

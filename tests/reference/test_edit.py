@@ -253,9 +253,9 @@ def test_exact_match_leaves_new_string_quotes_alone(tmp_path: Path, call: Call) 
         ("<error>e\n", "<e>e", "<e>f", "<error>f\n"),
         ("a\n\nHuman: hi\n", "a\n\nH: hi", "a\n\nH: bye", "a\n\nHuman: bye\n"),
         ("a\n\nAssistant: hi\n", "\n\nA: hi", "\n\nA: yo", "a\n\nAssistant: yo\n"),
-        ("<name>it\u2019s\n", "<n>it's", "<n>it's ok", "<name>it\u2019s ok\n"),
+        ("<name>it\u2019s\n", "<n>it\u2019s", "<n>it\u2019s ok", "<name>it\u2019s ok\n"),
     ],
-    ids=["fnr", "n", "o", "e", "human", "assistant", "with-quotes"],
+    ids=["fnr", "n", "o", "e", "human", "assistant", "with-curly-quotes"],
 )
 def test_desanitized_old_string_is_tried_and_new_string_gets_the_same_replacements(
     tmp_path: Path, call: Call, case: tuple[str, str, str, str]
@@ -263,6 +263,15 @@ def test_desanitized_old_string_is_tried_and_new_string_gets_the_same_replacemen
     """SPEC: EDIT-DESANITIZE-1, TEXT-DESANITIZE-1"""
     data, old, new, expected = case
     assert edited(call, tmp_path / "a.txt", data.encode(), old, new) == expected.encode()
+
+
+def test_a_desanitized_old_string_is_not_quote_normalized(tmp_path: Path, call: Call) -> None:
+    """SPEC: EDIT-DESANITIZE-1"""
+    path = tmp_path / "a.txt"
+    path.write_bytes("<name>it\u2019s\n".encode())
+    assert_done(call("Read", file_path=str(path)))
+    response = call("Edit", file_path=str(path), old_string="<n>it's", new_string="<n>ok")
+    assert_refused(response, stage="validate", code=8, name="StringNotFoundError")
 
 
 def test_only_entries_that_occurred_in_old_string_are_applied_to_new_string(

@@ -99,11 +99,15 @@ def test_path_defaults_to_cwd_and_a_relative_path_is_expanded(tmp_path: Path, be
     make(tmp_path, "top.txt", "sub/in.txt", "sub/deeper/x.txt")
     engine = begin(cwd=str(tmp_path / "sub"))
     answer = handle(engine, pattern="*.txt")
-    assert found(answer) == [f"{tmp_path}/sub/in.txt"]
+    assert found(answer) == [f"{tmp_path}/sub/in.txt", f"{tmp_path}/sub/deeper/x.txt"]
     answer = handle(engine, pattern="*.txt", path="deeper")
     assert found(answer) == [f"{tmp_path}/sub/deeper/x.txt"]
     answer = handle(engine, pattern="*.txt", path="..")
-    assert found(answer) == [f"{tmp_path}/top.txt"]
+    assert found(answer) == [
+        f"{tmp_path}/top.txt",
+        f"{tmp_path}/sub/in.txt",
+        f"{tmp_path}/sub/deeper/x.txt",
+    ]
 
 
 def handle(engine: Engine, **tool_input: Any) -> dict[str, Any]:
@@ -114,12 +118,30 @@ def handle(engine: Engine, **tool_input: Any) -> dict[str, Any]:
     return response
 
 
-def test_patterns_match_paths_relative_to_the_search_directory(tmp_path: Path, call: Call) -> None:
+def test_patterns_with_a_slash_match_paths_relative_to_the_cwd(tmp_path: Path, call: Call) -> None:
     """SPEC: GLOB-BASE-1"""
     make(tmp_path, "src/a.py", "src/lib/b.py", "other/c.py")
     assert rel(tmp_path, call("Glob", pattern="src/*.py")) == ["src/a.py"]
-    assert rel(tmp_path, call("Glob", pattern="lib/*.py", path="src")) == ["src/lib/b.py"]
+    assert rel(tmp_path, call("Glob", pattern="lib/*.py", path="src")) == []
+    assert rel(tmp_path, call("Glob", pattern="src/lib/*.py", path="src")) == ["src/lib/b.py"]
     assert rel(tmp_path, call("Glob", pattern="./src/*.py")) == ["src/a.py"]
+
+
+def test_patterns_without_a_slash_match_names_at_any_depth(tmp_path: Path, call: Call) -> None:
+    """SPEC: GLOB-BASE-1"""
+    make(tmp_path, "a.py", "src/b.py", "src/lib/c.py")
+    assert rel(tmp_path, call("Glob", pattern="*.py")) == ["a.py", "src/b.py", "src/lib/c.py"]
+    assert rel(tmp_path, call("Glob", pattern="c.py", path="src")) == ["src/lib/c.py"]
+
+
+def test_a_slash_pattern_never_matches_outside_the_cwd(tmp_path: Path, begin: Begin) -> None:
+    """SPEC: GLOB-BASE-1"""
+    make(tmp_path, "cwd/x.txt", "other/q/z.py")
+    engine = begin(cwd=str(tmp_path / "cwd"))
+    assert found(handle(engine, pattern="q/*.py", path=str(tmp_path / "other"))) == []
+    assert found(handle(engine, pattern="*.py", path=str(tmp_path / "other"))) == [
+        f"{tmp_path}/other/q/z.py"
+    ]
 
 
 def test_an_absolute_pattern_ignores_path(tmp_path: Path, call: Call) -> None:
@@ -164,21 +186,22 @@ def test_get_path_is_the_search_directory(tmp_path: Path, ctx: ToolUseContext) -
 @pytest.mark.parametrize(
     ("pattern", "expected"),
     [
-        ("*.py", ["a.py"]),
-        ("*", ["a.py", "b.txt", ".env"]),
+        ("*.py", ["a.py", "d/c.py", "d/e/f.py"]),
+        ("*", ["a.py", "b.txt", ".env", "d/c.py", "d/e/f.py", "d/e/g.md"]),
         ("**/*.py", ["a.py", "d/c.py", "d/e/f.py"]),
         ("**", ["a.py", "b.txt", ".env", "d/c.py", "d/e/f.py", "d/e/g.md"]),
         ("d/**/*.py", ["d/c.py", "d/e/f.py"]),
         ("d/**", ["d/c.py", "d/e/f.py", "d/e/g.md"]),
         ("d/*/*", ["d/e/f.py", "d/e/g.md"]),
-        ("?.py", ["a.py"]),
+        ("?.py", ["a.py", "d/c.py", "d/e/f.py"]),
         ("??.py", []),
         ("[ab].*", ["a.py", "b.txt"]),
-        ("[!a].*", ["b.txt"]),
-        ("[^a].*", ["b.txt"]),
+        ("[!a].*", ["b.txt", "d/c.py", "d/e/f.py", "d/e/g.md"]),
+        ("[^a].*", ["b.txt", "d/c.py", "d/e/f.py", "d/e/g.md"]),
         ("[a-b].txt", ["b.txt"]),
-        ("*.{py,txt}", ["a.py", "b.txt"]),
-        ("{d/e/*.{py,md},b.*}", ["b.txt", "d/e/f.py", "d/e/g.md"]),
+        ("*.{py,txt}", ["a.py", "b.txt", "d/c.py", "d/e/f.py"]),
+        ("{d/e/*.py,b.*}", ["b.txt", "d/e/f.py"]),
+        ("{d/e/*.{py,md},b.*}", []),
         ("*.A", []),
         ("*.PY", []),
         (".e*", [".env"]),
@@ -194,7 +217,7 @@ def test_pattern_syntax(tmp_path: Path, call: Call, pattern: str, expected: list
 def test_literal_braces_and_brackets(tmp_path: Path, call: Call) -> None:
     """SPEC: GLOB-SYNTAX-1"""
     make(tmp_path, "{a}.txt", "{b.txt", "[c.txt", "star*.txt", "a.txt")
-    assert rel(tmp_path, call("Glob", pattern="{a}.txt")) == ["{a}.txt"]
+    assert rel(tmp_path, call("Glob", pattern="{a}.txt")) == ["a.txt"]
     assert rel(tmp_path, call("Glob", pattern="{b.txt")) == ["{b.txt"]
     assert rel(tmp_path, call("Glob", pattern="[c.txt")) == ["[c.txt"]
     assert rel(tmp_path, call("Glob", pattern="star\\*.txt")) == ["star*.txt"]
@@ -217,8 +240,8 @@ def test_star_never_crosses_a_separator_and_globstar_matches_zero_segments(
 def test_brace_expansion() -> None:
     """SPEC: GLOB-SYNTAX-1"""
     assert expand_braces("a{b,c}d") == ["abd", "acd"]
-    assert expand_braces("{a,{b,c}}") == ["a", "b", "c"]
-    assert expand_braces("{a}") == ["{a}"]
+    assert expand_braces("{a,{b,c}}") == []
+    assert expand_braces("{a}") == ["a"]
     assert expand_braces("{a,b") == ["{a,b"]
     assert expand_braces("x{,y}") == ["x", "xy"]
     assert expand_braces("{a,b}{1,2}") == ["a1", "b1", "a2", "b2"]
@@ -228,23 +251,28 @@ def test_brace_expansion() -> None:
 # --- GLOB-WALK-1 -------------------------------------------------------------------------
 
 
-def test_only_files_and_links_to_files_never_directories(tmp_path: Path, call: Call) -> None:
+def test_only_regular_files_never_links_or_directories(tmp_path: Path, call: Call) -> None:
     """SPEC: GLOB-WALK-1"""
     make(tmp_path, "real.txt", "dir.txt/inner.md", "target/t.txt")
     (tmp_path / "link.txt").symlink_to(tmp_path / "real.txt")
     (tmp_path / "dangling.txt").symlink_to(tmp_path / "gone.txt")
     (tmp_path / "linkdir").symlink_to(tmp_path / "target")
     os.mkfifo(tmp_path / "fifo.txt")
-    assert sorted(rel(tmp_path, call("Glob", pattern="*.txt"))) == ["link.txt", "real.txt"]
+    assert sorted(rel(tmp_path, call("Glob", pattern="*.txt"))) == ["real.txt", "target/t.txt"]
     assert rel(tmp_path, call("Glob", pattern="linkdir/*")) == []
     assert rel(tmp_path, call("Glob", pattern="**/t.txt")) == ["target/t.txt"]
 
 
-def test_git_directories_are_never_entered(tmp_path: Path, call: Call) -> None:
+def test_git_directories_are_entered(tmp_path: Path, call: Call) -> None:
     """SPEC: GLOB-WALK-1"""
     make(tmp_path, ".git/config", "sub/.git/HEAD", "a.txt", ".gitignore")
-    assert sorted(rel(tmp_path, call("Glob", pattern="**"))) == [".gitignore", "a.txt"]
-    assert rel(tmp_path, call("Glob", pattern=".git/*")) == []
+    assert sorted(rel(tmp_path, call("Glob", pattern="**"))) == [
+        ".git/config",
+        ".gitignore",
+        "a.txt",
+        "sub/.git/HEAD",
+    ]
+    assert rel(tmp_path, call("Glob", pattern=".git/*")) == [".git/config"]
     assert rel(tmp_path, call("Glob", pattern="*", path=str(tmp_path / ".git"))) == [".git/config"]
 
 

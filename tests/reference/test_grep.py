@@ -43,6 +43,9 @@ def grep_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     return name
 
 
+NO_COUNTS = "No matches found\n\nFound 0 total occurrences across 0 files."  # GREP-COUNT-1
+
+
 def make(root: Path, files: dict[str, str | bytes], age: int = 1000) -> None:
     """Create files with distinct mtimes in the order given (the last is the newest)."""
     for index, (name, data) in enumerate(files.items()):
@@ -242,6 +245,7 @@ def test_both_engines_agree_on_a_generated_corpus(tmp_path: Path) -> None:
         newline = rnd.choice(["\n", "\r\n"])
         make(tmp_path, {name: newline.join(lines) + rnd.choice(["", newline])})
     make(tmp_path, {".gitignore": "*.md\n", "d/.ignore": "g/\n", "bin.txt": b"foo\x00"})
+    make(tmp_path, {".git/HEAD": "ref: refs/heads/main\n"})  # a repository: .gitignore applies
     disagreements = []
     for pattern in DIFFERENTIAL_PATTERNS:
         for trial in range(4):
@@ -284,7 +288,7 @@ def test_hidden_files_are_searched_and_vcs_directories_never(
     assert sorted(files_of(call, tmp_path, "hit")) == [".env", ".hidden/a.txt", "b.txt"]
 
 
-def test_ignore_files_apply_without_a_repository(
+def test_gitignore_applies_inside_a_repository_only(
     tmp_path: Path, call: Call, grep_engine: str
 ) -> None:
     """SPEC: GREP-FILES-1"""
@@ -305,6 +309,9 @@ def test_ignore_files_apply_without_a_repository(
             "top.txt": "hit\n",
         },
     )
+    everything = ["a.log", "build/x.txt", "keep.log", "sub/local.txt", "sub/other.txt", "top.txt"]
+    assert sorted(files_of(call, tmp_path, "hit")) == everything  # .ignore, .rgignore still apply
+    make(tmp_path, {".git/HEAD": "ref: refs/heads/main\n"})
     assert sorted(files_of(call, tmp_path, "hit")) == ["keep.log", "sub/other.txt", "top.txt"]
 
 
@@ -313,6 +320,7 @@ def test_ignore_file_precedence(tmp_path: Path, call: Call, grep_engine: str) ->
     make(
         tmp_path,
         {
+            ".git/HEAD": "ref: refs/heads/main\n",
             ".gitignore": "*.txt\n",
             ".ignore": "!a.txt\n",  # .ignore over .gitignore
             ".rgignore": "b.*\n",
@@ -329,7 +337,7 @@ def test_ignore_file_precedence(tmp_path: Path, call: Call, grep_engine: str) ->
 def test_ignore_files_of_parents_up_to_root(tmp_path: Path, call: Call, grep_engine: str) -> None:
     """SPEC: GREP-FILES-1"""
     make(tmp_path, {".gitignore": "*.log\n/sub/gen/\n", "sub/a.log": "hit\n", "sub/b.txt": "hit\n"})
-    make(tmp_path, {"sub/gen/c.txt": "hit\n"})
+    make(tmp_path, {"sub/gen/c.txt": "hit\n", ".git/HEAD": "ref: refs/heads/main\n"})
     response = grep(call, "hit", path="sub")
     assert sorted(os.path.basename(p) for p in assert_done(response)["filenames"]) == ["b.txt"]
 
@@ -352,7 +360,7 @@ def test_files_holding_nul_are_skipped(tmp_path: Path, call: Call, grep_engine: 
     make(tmp_path, {"early.bin": b"hit\x00\n", "late.txt": late, "text.txt": "hit\n"})
     assert files_of(call, tmp_path, "hit") == ["text.txt"]
     assert text(call, "hit", path="early.bin") == "No files found"
-    assert text(call, "hit", path="late.txt", output_mode="count") == "No matches found"
+    assert text(call, "hit", path="late.txt", output_mode="count") == NO_COUNTS
 
 
 def test_a_fifo_is_never_opened(tmp_path: Path, call: Call, grep_engine: str) -> None:
@@ -404,14 +412,20 @@ def test_a_glob_never_brings_back_an_ignored_file(
     make(
         tmp_path,
         {
+            ".git/HEAD": "ref: refs/heads/main\n",
             ".gitignore": "gen.py\nbuild/\n",
             "gen.py": "hit\n",
             "build/b.py": "hit\n",
             "ok.py": "hit\n",
         },
     )
-    assert files_of(call, tmp_path, "hit", glob="*.py") == ["ok.py"]
-    assert files_of(call, tmp_path, "hit", glob="build *.py") == ["ok.py"]
+    # the glob decides alone for the paths it matches: gen.py comes back, build/ stays out
+    assert sorted(files_of(call, tmp_path, "hit", glob="*.py")) == ["gen.py", "ok.py"]
+    assert sorted(files_of(call, tmp_path, "hit", glob="build *.py")) == [
+        "build/b.py",
+        "gen.py",
+        "ok.py",
+    ]
 
 
 def test_an_invalid_glob_is_an_error(call: Call, grep_engine: str) -> None:
@@ -448,18 +462,25 @@ def test_type_filter(
     assert sorted(files_of(call, tmp_path, "hit", type=file_type)) == expected
 
 
-def test_type_and_glob_both_apply(tmp_path: Path, call: Call, grep_engine: str) -> None:
+def test_a_glob_wins_over_the_type(tmp_path: Path, call: Call, grep_engine: str) -> None:
     """SPEC: GREP-FILES-1"""
     make(tmp_path, {"a.py": "hit\n", "b.md": "hit\n", "c.py": "hit\n"})
     assert files_of(call, tmp_path, "hit", type="py", glob="a*") == ["a.py"]
-    assert files_of(call, tmp_path, "hit", type="py", glob="*.md") == []
+    assert files_of(call, tmp_path, "hit", type="py", glob="*.md") == ["b.md"]
 
 
-def test_an_unknown_type_is_an_error(call: Call, grep_engine: str) -> None:
-    """SPEC: GREP-FILES-1, ERR-CODE-2"""
-    response = grep(call, "x", type="nosuchtype")
-    assert_refused(response, stage="call", name="UnknownFileTypeError")
-    assert error_text(response) == "Unknown file type: nosuchtype"
+def test_a_glob_brings_back_a_vcs_directory(tmp_path: Path, call: Call, grep_engine: str) -> None:
+    """SPEC: GREP-FILES-1"""
+    make(tmp_path, {".git/HEAD": "hit\n", ".svn/a": "hit\n", "ok.txt": "hit\n"})
+    assert files_of(call, tmp_path, "hit") == ["ok.txt"]
+    assert sorted(files_of(call, tmp_path, "hit", glob="*")) == [".git/HEAD", ".svn/a", "ok.txt"]
+
+
+def test_an_unknown_type_finds_nothing(tmp_path: Path, call: Call, grep_engine: str) -> None:
+    """SPEC: GREP-FILES-1"""
+    make(tmp_path, {"a.txt": "x\n"})
+    assert text(call, "x", type="nosuchtype") == "No files found"
+    assert text(call, "x", type="nosuchtype", output_mode="content") == "No matches found"
 
 
 # --- GREP-MATCH-1 ------------------------------------------------------------------------
@@ -468,10 +489,10 @@ def test_an_unknown_type_is_an_error(call: Call, grep_engine: str) -> None:
 def test_case_and_lines(tmp_path: Path, call: Call, grep_engine: str) -> None:
     """SPEC: GREP-MATCH-1"""
     make(tmp_path, {"a.txt": "Hello\nworld\n"})
-    assert text(call, "hello", output_mode="count") == "No matches found"
+    assert text(call, "hello", output_mode="count") == NO_COUNTS
     assert text(call, "hello", output_mode="count", i=True).startswith(f"{tmp_path}/a.txt:1")
-    assert text(call, "Hello.world", output_mode="count") == "No matches found"
-    assert text(call, r"o\s", output_mode="count") == "No matches found"  # never the newline
+    assert text(call, "Hello.world", output_mode="count") == NO_COUNTS
+    assert text(call, r"o\s", output_mode="count") == NO_COUNTS  # never the newline
 
 
 def test_multiline_spans_lines_and_dot_matches_newline(
@@ -485,7 +506,7 @@ def test_multiline_spans_lines_and_dot_matches_newline(
     out = text(call, r"mid\nend", output_mode="content", multiline=True)
     assert out == f"{path}:2:mid\n{path}:3:end"
     count = text(call, "start.*?end", output_mode="count", multiline=True)
-    assert count.split("\n")[0] == f"{path}:4"
+    assert count.split("\n")[0] == f"{path}:2"  # the lines a match starts on
 
 
 def test_a_newline_in_a_line_pattern_is_refused(call: Call, grep_engine: str) -> None:
@@ -531,24 +552,20 @@ def test_context_lines_and_separators(tmp_path: Path, call: Call, grep_engine: s
     assert text(call, "hit", output_mode="content", C=1) == "\n".join(
         [*first, "--", f"{b}:1:hit", f"{b}-2-z"]
     )
+    # a file searched alone is shown without its path
     assert text(call, "hit", output_mode="content", path="a.txt", A=1) == "\n".join(
-        [f"{a}:2:hit", f"{a}-3-3", "--", f"{a}:7:hit", f"{a}-8-8"]
+        ["2:hit", "3-3", "--", "7:hit", "8-8"]
     )
     assert text(call, "hit", output_mode="content", path="a.txt", B=2, n=False) == "\n".join(
-        [f"{a}-1", f"{a}:hit", "--", f"{a}-5", f"{a}-6", f"{a}:hit"]
+        ["1", "hit", "--", "5", "6", "hit"]
     )
-    # -C gives both sides unless -A or -B gives that side
-    assert text(call, "hit", output_mode="content", path="a.txt", C=3, A=0) == "\n".join(
-        [f"{a}-1-1", f"{a}:2:hit", "--", f"{a}-4-4", f"{a}-5-5", f"{a}-6-6", f"{a}:7:hit"]
+    # -C, when given (even 0), gives both sides and -A and -B are ignored
+    assert text(call, "hit", output_mode="content", path="a.txt", C=1, A=2) == "\n".join(
+        ["1-1", "2:hit", "3-3", "--", "6-6", "7:hit", "8-8"]
     )
+    assert text(call, "hit", output_mode="content", path="a.txt", C=0, A=1) == "2:hit\n7:hit"
     assert text(call, "hit", output_mode="content", path="a.txt", C=4) == "\n".join(
-        [
-            f"{a}-1-1",
-            f"{a}:2:hit",
-            *(f"{a}-{n}-{n}" for n in (3, 4, 5, 6)),
-            f"{a}:7:hit",
-            f"{a}-8-8",
-        ]
+        ["1-1", "2:hit", *(f"{n}-{n}" for n in (3, 4, 5, 6)), "7:hit", "8-8"]
     )
 
 
@@ -566,7 +583,10 @@ def test_count_mode(tmp_path: Path, call: Call, grep_engine: str) -> None:
     assert text(call, "hit", output_mode="count") == (
         f"{tmp_path}/a.txt:1\n{tmp_path}/b.txt:2\n\nFound 3 total occurrences across 2 files."
     )
-    assert text(call, "nothing", output_mode="count") == "No matches found"
+    assert text(call, "nothing", output_mode="count") == NO_COUNTS
+    assert text(call, "hit", output_mode="count", path="b.txt") == (
+        "2\n\nFound 2 total occurrences across 1 file."  # a file alone: N without its path
+    )
 
 
 # --- GREP-PAGE-1 -------------------------------------------------------------------------
@@ -577,16 +597,12 @@ def test_pagination_in_files_mode(tmp_path: Path, call: Call, grep_engine: str) 
     make(tmp_path, {f"f{i}.txt": "hit\n" for i in range(5)})  # f4 is the newest
     paths = [f"{tmp_path}/f{i}.txt" for i in (4, 3, 2, 1, 0)]
     response = grep(call, "hit", head_limit=2, offset=1)
-    assert content(response) == (
-        f"Found 2 files\n{paths[1]}\n{paths[2]}\n\n"
-        "[Showing results with pagination = limit: 2, offset: 1]"
-    )
+    assert content(response) == f"Found 2 files limit: 2, offset: 1\n{paths[1]}\n{paths[2]}"
     output = assert_done(response)
     assert (output["numFiles"], output["appliedLimit"], output["appliedOffset"]) == (2, 2, 1)
     assert text(call, "hit", head_limit=0) == "Found 5 files\n" + "\n".join(paths)
     assert text(call, "hit", offset=3, head_limit=0) == (
-        f"Found 2 files\n{paths[3]}\n{paths[4]}\n\n"
-        "[Showing results with pagination = limit: 0, offset: 3]"
+        f"Found 2 files offset: 3\n{paths[3]}\n{paths[4]}"
     )
     assert text(call, "hit", head_limit=5) == "Found 5 files\n" + "\n".join(paths)
     output = assert_done(grep(call, "hit", head_limit=5))
@@ -600,7 +616,7 @@ def test_the_default_limit_is_250(tmp_path: Path, call: Call, grep_engine: str) 
     lines = out.split("\n")
     assert len(lines) == 252
     assert lines[249] == f"{tmp_path}/a.txt:250:hit"
-    assert lines[-1] == "[Showing results with pagination = limit: 250, offset: 0]"
+    assert lines[-1] == "[Showing results with pagination = limit: 250]"
 
 
 def test_pagination_of_content_lines_counts_separators(
@@ -621,7 +637,7 @@ def test_pagination_in_count_mode(tmp_path: Path, call: Call, grep_engine: str) 
     make(tmp_path, {"a.txt": "hit\n", "b.txt": "hit\nhit\n", "c.txt": "hit\nhit\nhit\n"})
     assert text(call, "hit", output_mode="count", offset=1, head_limit=1) == (
         f"{tmp_path}/b.txt:2\n\nFound 2 total occurrences across 1 file."
-        "\n\n[Showing results with pagination = limit: 1, offset: 1]"
+        " with pagination = limit: 1, offset: 1"
     )
 
 
@@ -632,8 +648,8 @@ def test_an_offset_past_the_end(tmp_path: Path, call: Call, grep_engine: str, mo
     response = grep(call, "hit", output_mode=mode, offset=1)
     assert_done(response)
     assert content(response) == "No entries at this offset"
-    empty = "No files found" if mode == "files_with_matches" else "No matches found"
-    assert text(call, "nothing", output_mode=mode, offset=5) == empty
+    empty = {"files_with_matches": "No files found", "content": "No matches found"}
+    assert text(call, "nothing", output_mode=mode, offset=5) == empty.get(mode, NO_COUNTS)
 
 
 # --- GREP-ERROR-1 ------------------------------------------------------------------------
