@@ -351,6 +351,8 @@ def _report_paths(args: argparse.Namespace) -> list[tuple[str, str]]:
     for fmt, path in args.reports:
         chosen.append((fmt, path or args.output or f"toolconf-report.{_EXTENSIONS[fmt]}"))
     return chosen
+
+
 def _stress(args: argparse.Namespace) -> int:
     from conformance.reliability.common import DEFAULT_IMPL  # noqa: PLC0415
     from conformance.reliability.stress import config_from, run_stress  # noqa: PLC0415

@@ -378,7 +378,7 @@ def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
 
 
 def _literal_paths(args: list[str], redirects: list[Redirect]) -> list[str]:
-    """BASH-PERM-1: the words a part names files by: arguments not starting with ``-``, ``<`` files."""
+    """BASH-PERM-1: the words naming files: arguments not starting with ``-``, ``<`` files."""
     paths = [arg for arg in args if arg and not arg.startswith("-")]
     paths += [r.target for r in redirects if r.op == "<" and r.target]
     return paths

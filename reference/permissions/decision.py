@@ -29,8 +29,8 @@ from reference.permissions.rules import Behavior, PathForms, Rule, is_under, res
 from reference.permissions.session_rules import (
     path_forms,
     path_rule_applies,
-    read_guard,
     read_deny_applies,
+    read_guard,
     session_rules,
 )
 from reference.session import Session
