@@ -312,7 +312,12 @@ def run_fuzz(
                     _fresh(adapter, box)
                 elif not problem.startswith("more than one"):
                     figures.extra_answers += _resync(adapter, line_timeout)
-        figures.session_works_after = _works(adapter, box)
+        if adapter.alive():  # back in step first: stray answers were counted already
+            figures.extra_answers += _resync(adapter, line_timeout)
+        why = _works(adapter, box)
+        figures.session_works_after = not why
+        if why:
+            figures.failures.append(f"after the fuzz lines: {why}")
     except AdapterFailure as exc:
         figures.failures.append(f"the adapter could not be (re)started: {exc}")
     finally:
@@ -386,8 +391,8 @@ def _resync(adapter: RawAdapter, timeout: float) -> int:
     return extra
 
 
-def _works(adapter: RawAdapter, box: Sandbox) -> bool:
-    """A fresh session Writes then Reads a file: the implementation still serves."""
+def _works(adapter: RawAdapter, box: Sandbox) -> str:
+    """A fresh session Writes then Reads a file: ``""`` when it can, else why not."""
     try:
         if not adapter.alive():
             adapter.restart()
@@ -395,8 +400,10 @@ def _works(adapter: RawAdapter, box: Sandbox) -> bool:
         path = str(box.root / "after.txt")
         wrote = adapter.call("Write", {"file_path": path, "content": "after fuzz\n"})
         read = adapter.call("Read", {"file_path": path})
-    except AdapterFailure:
-        return False
+    except AdapterFailure as exc:
+        return f"the session failed: {exc}"
     if wrote.get("error") or read.get("error"):
-        return False
-    return "after fuzz" in json.dumps(read["tool_result"]["content"])
+        return f"refused: {wrote.get('error') or read.get('error')}"
+    if "after fuzz" not in json.dumps(read["tool_result"]["content"]):
+        return "the Read does not show what the Write wrote"
+    return ""
