@@ -257,9 +257,13 @@ class _Maker:
     def message_mix(self, seq: int) -> Line:
         good = tool_use("Read", {"file_path": f"{self.root}/a.txt"}, "m-good")
         bad_id = self.rnd.choice(["i" * 300, "a\0b", "x\ud800", "../../m", "/" + "d/" * 50])
-        bad = tool_use(
-            self.rnd.choice(["Read", "Bash", "Grep", "Write"]),
-            self.rnd.choice([{"file_path": f"{self.root}/a.txt"}, {"command": "true"}, {}]),
+        big = {"pattern": "match", "path": f"{self.root}/big.txt", "output_mode": "content"}
+        big["head_limit"] = 5000
+        bad = tool_use(  # a large Grep result is persisted under its id (issue 12 item 8)
+            self.rnd.choice(["Read", "Bash", "Grep", "Write", "Grep"]),
+            self.rnd.choice(
+                [{"file_path": f"{self.root}/a.txt"}, {"command": "true"}, {}, big, big]
+            ),
             bad_id,
         )
         content = [good, bad] if self.rnd.random() < 0.5 else [bad, good, good]
@@ -291,6 +295,7 @@ def run_fuzz(
     figures = FuzzFigures()
     box = Sandbox()
     (box.root / "a.txt").write_text("a\nb\n")
+    (box.root / "big.txt").write_text("".join(f"a match on line {i}\n" for i in range(5000)))
     adapter = RawAdapter(impl, options)
     started = time.perf_counter()
     try:
