@@ -257,8 +257,8 @@ class _Maker:
     def message_mix(self, seq: int) -> Line:
         good = tool_use("Read", {"file_path": f"{self.root}/a.txt"}, "m-good")
         bad_id = self.rnd.choice(["i" * 300, "a\0b", "x\ud800", "../../m", "/" + "d/" * 50])
-        big = {"pattern": "match", "path": f"{self.root}/big.txt", "output_mode": "content"}
-        big["head_limit"] = 5000
+        big: dict[str, Any] = {"pattern": "match", "path": f"{self.root}/big.txt"}
+        big |= {"output_mode": "content", "head_limit": 5000}
         bad = tool_use(  # a large Grep result is persisted under its id (issue 12 item 8)
             self.rnd.choice(["Read", "Bash", "Grep", "Write", "Grep"]),
             self.rnd.choice(
