@@ -51,6 +51,7 @@ __all__ = [
     "main",
     "real_home",
     "scrubbed_env",
+    "wait_gone",
     "wrap",
 ]
 

@@ -8,7 +8,6 @@ lines one by one, and be killed with SIGKILL at any moment.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import shlex
@@ -202,8 +201,3 @@ class Sandbox:
     def cleanup(self) -> None:
         """Remove the whole tree."""
         remove_tree(self.base)
-
-
-def text_of(answer: Mapping[str, Any]) -> str:
-    """Everything an answer carries, as one string to search for leaked bytes."""
-    return json.dumps(answer, ensure_ascii=False)

@@ -257,9 +257,13 @@ class _Maker:
     def message_mix(self, seq: int) -> Line:
         good = tool_use("Read", {"file_path": f"{self.root}/a.txt"}, "m-good")
         bad_id = self.rnd.choice(["i" * 300, "a\0b", "x\ud800", "../../m", "/" + "d/" * 50])
-        bad = tool_use(
-            self.rnd.choice(["Read", "Bash", "Grep", "Write"]),
-            self.rnd.choice([{"file_path": f"{self.root}/a.txt"}, {"command": "true"}, {}]),
+        big: dict[str, Any] = {"pattern": "match", "path": f"{self.root}/big.txt"}
+        big |= {"output_mode": "content", "head_limit": 5000}
+        bad = tool_use(  # a large Grep result is persisted under its id (issue 12 item 8)
+            self.rnd.choice(["Read", "Bash", "Grep", "Write", "Grep"]),
+            self.rnd.choice(
+                [{"file_path": f"{self.root}/a.txt"}, {"command": "true"}, {}, big, big]
+            ),
             bad_id,
         )
         content = [good, bad] if self.rnd.random() < 0.5 else [bad, good, good]
@@ -291,6 +295,7 @@ def run_fuzz(
     figures = FuzzFigures()
     box = Sandbox()
     (box.root / "a.txt").write_text("a\nb\n")
+    (box.root / "big.txt").write_text("".join(f"a match on line {i}\n" for i in range(5000)))
     adapter = RawAdapter(impl, options)
     started = time.perf_counter()
     try:
@@ -312,7 +317,12 @@ def run_fuzz(
                     _fresh(adapter, box)
                 elif not problem.startswith("more than one"):
                     figures.extra_answers += _resync(adapter, line_timeout)
-        figures.session_works_after = _works(adapter, box)
+        if adapter.alive():  # back in step first: stray answers were counted already
+            figures.extra_answers += _resync(adapter, line_timeout)
+        why = _works(adapter, box)
+        figures.session_works_after = not why
+        if why:
+            figures.failures.append(f"after the fuzz lines: {why}")
     except AdapterFailure as exc:
         figures.failures.append(f"the adapter could not be (re)started: {exc}")
     finally:
@@ -386,8 +396,8 @@ def _resync(adapter: RawAdapter, timeout: float) -> int:
     return extra
 
 
-def _works(adapter: RawAdapter, box: Sandbox) -> bool:
-    """A fresh session Writes then Reads a file: the implementation still serves."""
+def _works(adapter: RawAdapter, box: Sandbox) -> str:
+    """A fresh session Writes then Reads a file: ``""`` when it can, else why not."""
     try:
         if not adapter.alive():
             adapter.restart()
@@ -395,8 +405,10 @@ def _works(adapter: RawAdapter, box: Sandbox) -> bool:
         path = str(box.root / "after.txt")
         wrote = adapter.call("Write", {"file_path": path, "content": "after fuzz\n"})
         read = adapter.call("Read", {"file_path": path})
-    except AdapterFailure:
-        return False
+    except AdapterFailure as exc:
+        return f"the session failed: {exc}"
     if wrote.get("error") or read.get("error"):
-        return False
-    return "after fuzz" in json.dumps(read["tool_result"]["content"])
+        return f"refused: {wrote.get('error') or read.get('error')}"
+    if "after fuzz" not in json.dumps(read["tool_result"]["content"]):
+        return "the Read does not show what the Write wrote"
+    return ""

@@ -178,7 +178,7 @@ def test_a_timed_out_adapter_is_killed_with_its_children(isolation: str) -> None
     try:
         assert wait_gone(pids, 5.0) == []
         assert _sleepers(seconds) == []
-        assert _call(connector, "Read")["content"] == "ok"
+        assert _call(connector, "Glob")["content"] == "ok"
     finally:
         connector.close()
 
