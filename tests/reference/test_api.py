@@ -22,6 +22,7 @@ class SdkBlock:
 
 
 def test_a_prompt_is_answered_by_ask(tmp_path: Path) -> None:
+    """Reference-defined: the library has no user, so ``ask`` answers permission prompts."""
     use = {"type": "tool_use", "id": "w", "name": "Write"}
     use["input"] = {"file_path": str(tmp_path / "a.txt"), "content": "x\n"}
     with open_session(tmp_path) as session:
@@ -35,6 +36,7 @@ def test_a_prompt_is_answered_by_ask(tmp_path: Path) -> None:
 
 
 def test_sdk_blocks_are_taken_and_other_blocks_skipped(tmp_path: Path) -> None:
+    """SPEC: DISP-EXTRACT-1"""
     (tmp_path / "f.txt").write_text("one\n")
     message = {
         "role": "assistant",
@@ -51,6 +53,7 @@ def test_sdk_blocks_are_taken_and_other_blocks_skipped(tmp_path: Path) -> None:
 
 
 def test_malformed_blocks_and_roots_raise_bad_request(tmp_path: Path) -> None:
+    """Reference-defined: what protocol v1 answers with bad_request, the library raises."""
     with open_session(tmp_path) as session:
         with pytest.raises(BadRequest, match="unique"):
             session.run([{"type": "tool_use", "id": "a", "name": "Read", "input": {}}] * 2)
@@ -61,6 +64,7 @@ def test_malformed_blocks_and_roots_raise_bad_request(tmp_path: Path) -> None:
 
 
 def test_the_package_exports_the_api_lazily() -> None:
+    """Reference-defined: ``reference`` exports the library face, imported on first use."""
     assert reference.open_session is open_session
     assert set(reference.__all__) >= {"open_session", "ToolSession", "ToolResultBlock"}
     with pytest.raises(AttributeError):

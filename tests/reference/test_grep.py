@@ -140,8 +140,11 @@ def test_engine_selection(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_rg_is_there_and_is_the_pinned_ripgrep_14() -> None:
-    """SPEC: GREP-ENGINE-1, GREP-FILES-1. Loud, not 71 silent skips: the test extras
-    install ripgrep 14, whose --type-list ``_grep_types`` is generated from."""
+    """SPEC: GREP-ENGINE-1, GREP-FILES-1
+
+    Loud, not 71 silent skips: the test extras install ripgrep 14, whose
+    --type-list ``_grep_types`` is generated from.
+    """
     rg = _grep_rg.executable()
     assert rg is not None, NO_RG
     version = subprocess.run([rg, "--version"], capture_output=True, text=True, check=True)
@@ -928,8 +931,11 @@ def test_newlines_only_in_multiline_mode() -> None:
 def test_ripgrep_14_escapes_punctuation_and_marks_word_edges(
     pattern: str, matches: str, misses: str
 ) -> None:
-    """SPEC: GREP-ENGINE-1 (as ripgrep 14's regex crate: any escaped ASCII punctuation is
-    itself, \\< and \\> are the start and the end of a word)"""
+    """SPEC: GREP-ENGINE-1
+
+    As ripgrep 14's regex crate: any escaped ASCII punctuation is itself,
+    \\< and \\> are the start and the end of a word.
+    """
     compiled = compile_pattern(pattern, ignore_case=False, multiline=False)
     assert compiled.search(matches)
     assert not compiled.search(misses)
