@@ -204,6 +204,10 @@ class FileUnexpectedlyModifiedError(ToolCallError):
     """STATE-STALE-2: the critical-section re-check found the file changed."""
 
 
+class FileLockTimeoutError(ToolCallError):
+    """STATE-LOCK-1: another writer held the file's directory lock for too long."""
+
+
 class CallAbortedError(ToolCallError):
     """Raised by a tool that noticed its abort signal; the reason decides the outcome."""
 
