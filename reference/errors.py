@@ -349,8 +349,8 @@ class GlobSyntaxError(ValueError):
     """A glob that ripgrep refuses (unclosed class or alternation, bad range...)."""
 
 
-class RipgrepTimeout(Exception):
-    """``rg`` ran longer than its timeout (classified by DISP-CLASSIFY-1)."""
+class SearchTimeoutError(ToolCallError):
+    """GLOB-TIMEOUT-1, GREP-TIMEOUT-1: a search ran past its time limit and was stopped."""
 
 
 class RipgrepFailure(Exception):

@@ -19,10 +19,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+import regex as regex_engine
 from pydantic import Field
 
 from reference import errors, paths
 from reference.abort import AbortSignal
+from reference.deadline import Deadline
 from reference.gitignore import GLOB_IGNORE_FILES, Chain, IgnoreFiles
 from reference.permissions.checks import working_directories_check
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
@@ -204,7 +206,7 @@ def _has_magic(segment: str) -> bool:
 class _Plan:
     """Where to walk and what to match for one brace alternative."""
 
-    regex: re.Pattern[str]
+    regex: Any  # a ``regex`` pattern
     start: tuple[str, ...]  # the literal leading directories: where the walk starts
     max_depth: int | None  # segments below the start; None when ``**`` is present
 
@@ -221,7 +223,8 @@ def plan(pattern: str) -> tuple[_Plan, ...]:
             literal.append(segment)
         rest = segments[len(literal) :]
         max_depth = None if "**" in rest else len(rest)
-        regex = re.compile(pattern_regex(alternative) + r"\Z", re.DOTALL)
+        # GLOB-TIMEOUT-1: the regex engine, whose match takes a timeout
+        regex = regex_engine.compile(pattern_regex(alternative) + r"\Z", regex_engine.DOTALL)
         plans.append(_Plan(regex, tuple(literal), max_depth))
     return tuple(plans)
 
@@ -371,10 +374,16 @@ def find(inp: GlobInput, ctx: ToolUseContext) -> tuple[list[str], bool]:
         return [], False
     shown = shown_filter(env_session)
     found: dict[str, int] = {}
+    deadline = Deadline("Glob")  # GLOB-TIMEOUT-1
     for step in plan(pattern):
         for rel, absolute in walker.entries(step.start, step.max_depth):
-            if absolute in found or not step.regex.match(rel):
+            if absolute in found:
                 continue
+            try:
+                if not step.regex.match(rel, timeout=deadline.left()):
+                    continue
+            except TimeoutError:
+                raise deadline.expired() from None
             if shown(absolute):  # PERM-FILTER-1: counted only when shown
                 found[absolute] = mtime_ns(absolute)
     ordered = oldest_first(found.items())  # GLOB-SORT-1
