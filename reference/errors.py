@@ -204,6 +204,10 @@ class FileUnexpectedlyModifiedError(ToolCallError):
     """STATE-STALE-2: the critical-section re-check found the file changed."""
 
 
+class FileLockTimeoutError(ToolCallError):
+    """STATE-LOCK-1: another writer held the file's directory lock for too long."""
+
+
 class CallAbortedError(ToolCallError):
     """Raised by a tool that noticed its abort signal; the reason decides the outcome."""
 
@@ -349,8 +353,8 @@ class GlobSyntaxError(ValueError):
     """A glob that ripgrep refuses (unclosed class or alternation, bad range...)."""
 
 
-class RipgrepTimeout(Exception):
-    """``rg`` ran longer than its timeout (classified by DISP-CLASSIFY-1)."""
+class SearchTimeoutError(ToolCallError):
+    """GLOB-TIMEOUT-1, GREP-TIMEOUT-1: a search ran past its time limit and was stopped."""
 
 
 class RipgrepFailure(Exception):

@@ -12,11 +12,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import enum
+import fcntl
 import os
 import stat as statmod
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO, Final, NamedTuple
 
 from reference import errors
 from reference.paths import DEV_NULL
@@ -160,6 +162,46 @@ def read_head(path: str, size: int) -> bytes:
     """At most the first ``size`` bytes; FILE-PATH-4 and FILE-OPEN-1, as ``open_read``."""
     with open_read(path) as handle:
         return handle.read(size)
+
+
+LOCK_WAIT_S: Final = 30.0  # STATE-LOCK-1: the longest wait for another writer's critical section
+LOCK_POLL_S: Final = 0.005
+
+
+@contextlib.contextmanager
+def write_lock(path: str) -> Iterator[None]:
+    """STATE-LOCK-1: hold the lock of the directory the write to ``path`` lands in.
+
+    An exclusive ``flock`` on the directory of the real target (symlinks
+    followed, as ``atomic_write`` follows them), so every process and thread
+    writing there through these tools takes turns, and nothing is left on
+    disk: the lock dies with the descriptor, even on SIGKILL. The wait is
+    bounded by ``LOCK_WAIT_S``, then ``FileLockTimeoutError``. A directory that
+    cannot be opened for reading gets no lock.
+    """
+    directory = os.path.dirname(os.path.realpath(path))
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        fd = -1
+    try:
+        if fd >= 0:
+            deadline = time.monotonic() + LOCK_WAIT_S
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise errors.FileLockTimeoutError(
+                            f"Another writer held {directory} for {LOCK_WAIT_S:.0f} s; "
+                            "nothing was written."
+                        ) from None
+                    time.sleep(LOCK_POLL_S)
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)  # releases the lock
 
 
 def _default_mode() -> int:

@@ -178,8 +178,9 @@ def parse(command: str, depth: int = 0) -> Parsed:
 
     ``eval WORDS`` and ``sh -c STRING`` (any of SHELLS) with literal words are
     parsed in turn, up to a fixed depth; a deeper one makes the parse
-    incomplete and counts as a computed program (``dynamic_name``). A command with a syntax error is parsed as far as the grammar
-    recovers and reported incomplete.
+    incomplete and counts as a computed program (``dynamic_name``). A command
+    with a syntax error is parsed as far as the grammar recovers and reported
+    incomplete.
     """
     tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
     complete = not _has_error(tree.root_node)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import stat as statmod
 from collections.abc import Iterator
+from typing import Any
 
 from reference import errors
 from reference.abort import AbortSignal
+from reference.deadline import Deadline
 from reference.gitignore import Chain
 from reference.tools._grep_regex import compile_pattern
 from reference.tools._grep_search import (
@@ -31,30 +32,39 @@ _CHUNK = 1 << 20
 
 
 def search(request: SearchRequest, abort: AbortSignal) -> list[FileHits]:
-    """Every file with a match, in no particular order."""
+    """Every file with a match, in no particular order, within GREP-TIMEOUT-1's limit."""
+    deadline = Deadline("Grep")
+    try:
+        return _search(request, abort, deadline)
+    except TimeoutError:  # a regex call ran out of the time it was given
+        raise deadline.expired() from None
+
+
+def _search(request: SearchRequest, abort: AbortSignal, deadline: Deadline) -> list[FileHits]:
     regex = compile_regex(request)
     # A file with no match anywhere in its text has none in a line either, unless the
     # pattern holds \A or \Z (start and end of a line here, of the text there).
     prefilter = not request.multiline and "\\A" not in regex.pattern and "\\Z" not in regex.pattern
     hits: list[FileHits] = []
     for path in files(request, abort):
+        deadline.left()  # GREP-TIMEOUT-1: checked between files too
         text = read_text(path)
-        if text is None or (prefilter and regex.search(text) is None):
+        if text is None or (prefilter and regex.search(text, timeout=deadline.left()) is None):
             continue
         lines = _lines(text)
         starts: int | None = None
         if request.multiline:
-            numbers, at_end = multiline_matches(regex, text, lines)
-            starts = match_start_lines(regex, text, lines)  # GREP-COUNT-1
+            numbers, at_end = multiline_matches(regex, text, lines, deadline)
+            starts = match_start_lines(regex, text, lines, deadline)  # GREP-COUNT-1
         else:
-            numbers, at_end = line_matches(regex, lines), False
+            numbers, at_end = line_matches(regex, lines, deadline), False
         if numbers:
             shown = with_context(numbers, lines, request.before, request.after, at_end=at_end)
             hits.append(FileHits(path, shown, count=starts))
     return hits
 
 
-def compile_regex(request: SearchRequest) -> re.Pattern[str]:
+def compile_regex(request: SearchRequest) -> Any:
     """GREP-ERROR-1: Rust's syntax checked and translated; a refusal is InvalidPatternError."""
     try:
         return compile_pattern(
@@ -158,14 +168,20 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def line_matches(regex: re.Pattern[str], lines: list[str]) -> list[int]:
-    """GREP-MATCH-1: the numbers of the lines the pattern matches, one line at a time."""
+def line_matches(regex: Any, lines: list[str], deadline: Deadline | None = None) -> list[int]:
+    """GREP-MATCH-1: the numbers of the lines the pattern matches, one line at a time.
+
+    GREP-TIMEOUT-1: each line's search gets what is left of ``deadline``.
+    """
     search = regex.search
-    return [number for number, line in enumerate(lines, 1) if search(line)]
+    if deadline is None:
+        return [number for number, line in enumerate(lines, 1) if search(line)]
+    left = deadline.left
+    return [number for number, line in enumerate(lines, 1) if search(line, timeout=left())]
 
 
 def multiline_matches(
-    regex: re.Pattern[str], text: str, lines: list[str]
+    regex: Any, text: str, lines: list[str], deadline: Deadline | None = None
 ) -> tuple[list[int], bool]:
     """GREP-MATCH-1 with ``multiline``: the numbers of every line a match touches.
 
@@ -181,7 +197,8 @@ def multiline_matches(
     end_of_text = starts[-1] + len(lines[-1])
     matched: set[int] = set()
     first = 0
-    for match in regex.finditer(text):
+    timeout = None if deadline is None else deadline.left()  # GREP-TIMEOUT-1
+    for match in regex.finditer(text, timeout=timeout):
         start, end = match.span()
         if start > end_of_text:
             return sorted(matched), True  # empty, after the final newline
@@ -191,13 +208,16 @@ def multiline_matches(
     return sorted(matched), False
 
 
-def match_start_lines(regex: re.Pattern[str], text: str, lines: list[str]) -> int:
+def match_start_lines(
+    regex: Any, text: str, lines: list[str], deadline: Deadline | None = None
+) -> int:
     """GREP-COUNT-1 with ``multiline``: how many lines a match starts on (ripgrep's ``-c -U``)."""
     if not lines:
         return 0
     end_of_text = len(text) if not text.endswith("\n") else len(text) - 1
     found: set[int] = set()
-    for match in regex.finditer(text):
+    timeout = None if deadline is None else deadline.left()  # GREP-TIMEOUT-1
+    for match in regex.finditer(text, timeout=timeout):
         if match.start() > end_of_text:
             break
         found.add(text.count("\n", 0, match.start()))

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
+
+import regex
 
 from reference import errors
 
@@ -63,8 +65,11 @@ class _Flags:
     unicode: bool  # u
 
 
-def compile_pattern(pattern: str, *, ignore_case: bool, multiline: bool) -> re.Pattern[str]:
+def compile_pattern(pattern: str, *, ignore_case: bool, multiline: bool) -> Any:
     """The Python regex for an ``rg`` pattern (``-i``; ``-U --multiline-dotall``).
+
+    Compiled by the ``regex`` engine (in its ``re``-compatible mode), whose
+    calls take a ``timeout`` (GREP-TIMEOUT-1).
 
     Raises:
         errors.RegexError: ``rg`` would refuse the pattern, or Python cannot express it.
@@ -73,10 +78,15 @@ def compile_pattern(pattern: str, *, ignore_case: bool, multiline: bool) -> re.P
         i=ignore_case, m=True, s=multiline, x=False, swap_greed=False, unicode=True
     )  # rg builds its regex with multi_line on
     source = _Parser(pattern, base, line_mode=not multiline).parse()
-    flags = re.MULTILINE | (re.IGNORECASE if ignore_case else 0) | (re.DOTALL if multiline else 0)
+    flags = (
+        regex.MULTILINE
+        | (regex.IGNORECASE if ignore_case else 0)
+        | (regex.DOTALL if multiline else 0)
+        | regex.VERSION0
+    )
     try:
-        return re.compile(source, flags)
-    except re.error as exc:  # a limit of Python's engine (e.g. too many groups)
+        return regex.compile(source, flags)
+    except (re.error, regex.error) as exc:  # a limit of Python's engine (e.g. too many groups)
         raise errors.RegexError(str(exc)) from exc
     except (OverflowError, RecursionError) as exc:
         raise errors.RegexError("the pattern is too large") from exc

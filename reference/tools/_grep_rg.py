@@ -41,6 +41,7 @@ from typing import Any, Final
 
 from reference import errors
 from reference.abort import AbortSignal
+from reference.deadline import SEARCH_TIMEOUT_S, Deadline
 from reference.tools._grep_python import read_text
 from reference.tools._grep_search import (
     VCS_DIRECTORIES,
@@ -49,7 +50,7 @@ from reference.tools._grep_search import (
     unknown_type,
 )
 
-TIMEOUT_S: Final = 20.0
+TIMEOUT_S: Final = SEARCH_TIMEOUT_S  # GREP-TIMEOUT-1
 _COUNT_LINE: Final = re.compile(rb"(.*?)\x00(\d+)\n", re.DOTALL)
 POLL_S: Final = 0.05
 
@@ -168,7 +169,7 @@ def _run(args: list[str], cwd: str, abort: AbortSignal) -> tuple[bytes, str, int
                     process.communicate()
                     if abort.is_set():
                         raise errors.CallAbortedError("aborted") from None
-                    raise errors.RipgrepTimeout(f"rg ran longer than {TIMEOUT_S:g} s") from None
+                    raise Deadline("Grep", TIMEOUT_S).expired() from None  # GREP-TIMEOUT-1
     return stdout, stderr.decode("utf-8", errors="replace"), process.returncode
 
 

@@ -101,44 +101,45 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
         history.backup(ctx.session.session_dir, fileio.read_bytes(path))  # HIST-1
 
     # --- critical section ---
-    stale_applied = False  # STATE-STALE-2 under a profile that applies a stale edit
-    st = fileio.stat(path)
-    if st.kind is fileio.FileKind.MISSING:
-        if inp.old_string != "":
-            raise errors.FileVanishedError(f"{path} no longer exists.")
-        original: str | None = None
-        encoding = text.Encoding.UTF8
-        new_text = normalize_new_string(inp.new_string, path)
-    elif st.kind is fileio.FileKind.REGULAR:
-        data = fileio.read_bytes(path)
-        encoding = text.detect_encoding(data)
-        try:
-            original = text.decode(data, encoding, strict=True)
-        except UnicodeDecodeError:
-            raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED) from None
-        record = ctx.session.read_state.get(path)
-        profile = ctx.session.profile
-        if record is None:
-            if profile.edit_needs_read:  # EDIT-READ-1
-                raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
-        elif stale_in_call(ctx, record, st.mtime_ns, original):
-            if not profile.stale_edit_applied:  # STATE-STALE-2, second check
-                raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
-            stale_applied = True
-        plan = plan_edit(
-            text.to_lf(original),
-            inp.old_string,
-            inp.new_string,
-            replace_all=inp.replace_all,
-            file_path=path,
-        )
-        new_text = apply_to_original(original, plan)  # EDIT-EOL-1
-    else:
-        raise errors.FileVanishedError(f"{path} is no longer a regular file.")
-    # EDIT-ENC-1: the encoding and byte order mark kept, except that a file with
-    # no text filled by an empty old_string loses its mark (EDIT-CREATE-1).
-    filled = inp.old_string == "" and not original
-    written = fileio.atomic_write(path, text.encode(new_text, encoding, bom=not filled))
+    with fileio.write_lock(path):  # STATE-LOCK-1: one writer at a time, across processes
+        stale_applied = False  # STATE-STALE-2 under a profile that applies a stale edit
+        st = fileio.stat(path)
+        if st.kind is fileio.FileKind.MISSING:
+            if inp.old_string != "":
+                raise errors.FileVanishedError(f"{path} no longer exists.")
+            original: str | None = None
+            encoding = text.Encoding.UTF8
+            new_text = normalize_new_string(inp.new_string, path)
+        elif st.kind is fileio.FileKind.REGULAR:
+            data = fileio.read_bytes(path)
+            encoding = text.detect_encoding(data)
+            try:
+                original = text.decode(data, encoding, strict=True)
+            except UnicodeDecodeError:
+                raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED) from None
+            record = ctx.session.read_state.get(path)
+            profile = ctx.session.profile
+            if record is None:
+                if profile.edit_needs_read:  # EDIT-READ-1
+                    raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
+            elif stale_in_call(ctx, record, st.mtime_ns, original):
+                if not profile.stale_edit_applied:  # STATE-STALE-2, second check
+                    raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
+                stale_applied = True
+            plan = plan_edit(
+                text.to_lf(original),
+                inp.old_string,
+                inp.new_string,
+                replace_all=inp.replace_all,
+                file_path=path,
+            )
+            new_text = apply_to_original(original, plan)  # EDIT-EOL-1
+        else:
+            raise errors.FileVanishedError(f"{path} is no longer a regular file.")
+        # EDIT-ENC-1: the encoding and byte order mark kept, except that a file with
+        # no text filled by an empty old_string loses its mark (EDIT-CREATE-1).
+        filled = inp.old_string == "" and not original
+        written = fileio.atomic_write(path, text.encode(new_text, encoding, bom=not filled))
     # --- end of critical section ---
 
     record_own_write(  # EDIT-STATE-1, EDIT-NOTIFY-1

@@ -22,10 +22,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+import regex as regex_engine
 from pydantic import Field
 
 from reference import errors, paths
 from reference.abort import AbortSignal
+from reference.deadline import Deadline
 from reference.gitignore import GLOB_IGNORE_FILES, Chain, IgnoreFiles
 from reference.permissions.checks import working_directories_check
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
@@ -210,7 +212,7 @@ def _has_magic(segment: str) -> bool:
 class _Plan:
     """Where to walk and what to match for one brace alternative."""
 
-    regex: re.Pattern[str]
+    regex: Any  # a ``regex`` pattern
     start: tuple[str, ...]  # the literal leading directories: where the walk starts
     max_depth: int | None  # segments below the start; None when ``**`` is present
     by_name: bool = False  # GLOB-BASE-1: the regex matches a file's name, at any depth
@@ -227,7 +229,8 @@ def plan(pattern: str, *, whole_walk: bool = False) -> tuple[_Plan, ...]:
     by_name = "/" not in pattern
     plans = []
     for alternative in expand_braces(pattern):
-        regex = re.compile(pattern_regex(alternative) + r"\Z", re.DOTALL)
+        # GLOB-TIMEOUT-1: the regex engine, whose match takes a timeout
+        regex = regex_engine.compile(pattern_regex(alternative) + r"\Z", regex_engine.DOTALL)
         if by_name or whole_walk:
             plans.append(_Plan(regex, (), None, by_name))
             continue
@@ -398,11 +401,17 @@ def find(inp: GlobInput, ctx: ToolUseContext) -> tuple[list[str], bool]:
         return [], False
     shown = shown_filter(env_session)
     found: dict[str, int] = {}
+    deadline = Deadline("Glob")  # GLOB-TIMEOUT-1
     for step in plan(pattern, whole_walk=anchor != search_dir):
         for rel, absolute in walker.entries(step.start, step.max_depth):
             subject = _subject(step, rel, absolute, anchor, search_dir)
-            if absolute in found or subject is None or not step.regex.match(subject):
+            if absolute in found or subject is None:
                 continue
+            try:
+                if not step.regex.match(subject, timeout=deadline.left()):
+                    continue
+            except TimeoutError:
+                raise deadline.expired() from None
             if shown(absolute):  # PERM-FILTER-1: counted only when shown
                 found[absolute] = mtime_ns(absolute)
     ordered = oldest_first(found.items())  # GLOB-SORT-1

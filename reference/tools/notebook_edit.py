@@ -249,13 +249,14 @@ def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
     history.backup(ctx.session.session_dir, original)  # HIST-1
 
     # --- critical section: nothing between this re-check and the write ---
-    st = fileio.stat(path)
-    if st.kind is not fileio.FileKind.REGULAR:
-        raise errors.FileVanishedError(f"{path} is no longer a regular file.")
-    current = fileio.read_bytes(path)
-    if current != original or not _unchanged_since_read(ctx, path, st, current):
-        raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)  # STATE-STALE-2
-    written = fileio.atomic_write(path, new_bytes)  # WRITE-ATOMIC-1
+    with fileio.write_lock(path):  # STATE-LOCK-1: one writer at a time, across processes
+        st = fileio.stat(path)
+        if st.kind is not fileio.FileKind.REGULAR:
+            raise errors.FileVanishedError(f"{path} is no longer a regular file.")
+        current = fileio.read_bytes(path)
+        if current != original or not _unchanged_since_read(ctx, path, st, current):
+            raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)  # STATE-STALE-2
+        written = fileio.atomic_write(path, new_bytes)  # WRITE-ATOMIC-1
     # --- end of critical section ---
 
     record_own_write(  # NBEDIT-STATE-1 (STATE-UPDATE-1, WRITE-NOTIFY-1)

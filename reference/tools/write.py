@@ -93,28 +93,29 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
         history.backup(ctx.session.session_dir, fileio.read_bytes(path))  # HIST-1
 
     # --- critical section: nothing between this re-check and the write ---
-    st = fileio.stat(path)
-    original: str | None = None
-    encoding = text.Encoding.UTF8  # WRITE-ENC-1: a new file is UTF-8 without BOM
-    if st.kind is fileio.FileKind.REGULAR:
-        data = fileio.read_bytes(path)
-        encoding = text.detect_encoding(data)
-        original = text.decode(data, encoding)
-        record = ctx.session.read_state.get(path)
-        stale = _read_missing(ctx, path, record) or (  # WRITE-READ-1
-            record is not None and stale_in_call(ctx, record, st.mtime_ns, original)
-        )
-        if stale:  # STATE-STALE-2, second check
-            raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
-    elif st.kind is not fileio.FileKind.MISSING:
-        raise errors.FileVanishedError(f"{path} is no longer a regular file.")
-    # WRITE-CONTENT-1: trailing spaces and tabs dropped, except in Markdown;
-    # WRITE-EOL-1: no line-ending inheritance.
-    content = inp.content
-    if not text.keeps_trailing_whitespace(path):
-        content = text.strip_trailing_whitespace(content)
-    # WRITE-ENC-1: the file's encoding, without its byte order mark.
-    written = fileio.atomic_write(path, text.encode(content, encoding, bom=False))
+    with fileio.write_lock(path):  # STATE-LOCK-1: one writer at a time, across processes
+        st = fileio.stat(path)
+        original: str | None = None
+        encoding = text.Encoding.UTF8  # WRITE-ENC-1: a new file is UTF-8 without BOM
+        if st.kind is fileio.FileKind.REGULAR:
+            data = fileio.read_bytes(path)
+            encoding = text.detect_encoding(data)
+            original = text.decode(data, encoding)
+            record = ctx.session.read_state.get(path)
+            stale = _read_missing(ctx, path, record) or (  # WRITE-READ-1
+                record is not None and stale_in_call(ctx, record, st.mtime_ns, original)
+            )
+            if stale:  # STATE-STALE-2, second check
+                raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
+        elif st.kind is not fileio.FileKind.MISSING:
+            raise errors.FileVanishedError(f"{path} is no longer a regular file.")
+        # WRITE-CONTENT-1: trailing spaces and tabs dropped, except in Markdown;
+        # WRITE-EOL-1: no line-ending inheritance.
+        content = inp.content
+        if not text.keeps_trailing_whitespace(path):
+            content = text.strip_trailing_whitespace(content)
+        # WRITE-ENC-1: the file's encoding, without its byte order mark.
+        written = fileio.atomic_write(path, text.encode(content, encoding, bom=False))
     # --- end of critical section ---
 
     record_own_write(  # WRITE-STATE-1, WRITE-NOTIFY-1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -241,3 +242,87 @@ def test_a_message_whose_call_fails_inside_the_engine_is_answered(
     for answer in answers[1:3]:  # internal today; a served result once ids are escaped
         assert "results" in answer or answer["error"]["kind"] == "internal"
     assert answers[3]["results"][0]["outcome"]["stage"] == "done"
+
+
+class _Adapter:
+    """One live adapter process, spoken to a line at a time."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "reference.adapter"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+        )
+        self.seq = 0
+
+    def send(self, cmd: str, **fields: Any) -> None:
+        assert self.proc.stdin is not None
+        self.seq += 1
+        self.proc.stdin.write(request(self.seq, cmd, **fields) + "\n")
+        self.proc.stdin.flush()
+
+    def answer(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line, "the adapter ended"
+        answer: dict[str, Any] = json.loads(line)
+        assert answer["seq"] == self.seq
+        return answer
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=ADAPTER_TIMEOUT_S)
+        self.proc.stdout.close()
+
+
+def test_two_adapters_editing_one_file_never_lose_an_edit(tmp_path: Path) -> None:
+    """SPEC: STATE-LOCK-1, STATE-STALE-2, STATE-SESSION-1"""
+    root = tmp_path / "root"
+    root.mkdir()
+    path = root / "shared.txt"
+    adapters = [_Adapter(), _Adapter()]
+    words = ["alpha", "beta"]
+    lost: list[tuple[int, str]] = []
+    done = 0
+    try:
+        for n, adapter in enumerate(adapters):
+            spec = {"root": str(root), "prompt": "allow", "session_dir": str(tmp_path / f"s{n}")}
+            adapter.send("begin", session=spec)
+            assert adapter.answer() == {"seq": 1, "ok": True}
+        for round_ in range(40):
+            path.write_text("alpha\nbeta\n")
+            os.utime(path, ns=(10**18 + round_ * 10**9, 10**18 + round_ * 10**9))
+            for adapter in adapters:  # both sessions have read the same text
+                adapter.send(
+                    "call", tool_use={"id": "r", "name": "Read", "input": {"file_path": str(path)}}
+                )
+                assert adapter.answer()["outcome"]["stage"] == "done"
+            for adapter, word in zip(adapters, words, strict=True):  # both edit at once
+                edit = {
+                    "file_path": str(path),
+                    "old_string": word,
+                    "new_string": f"{word}-{round_}",
+                }
+                adapter.send("call", tool_use={"id": "e", "name": "Edit", "input": edit})
+            answers = [adapter.answer() for adapter in adapters]
+            final = path.read_text()
+            for answer, word in zip(answers, words, strict=True):
+                outcome = answer["outcome"]
+                if outcome["stage"] == "done":
+                    done += 1
+                    if f"{word}-{round_}\n" not in final:
+                        lost.append((round_, word))
+                else:  # refused honestly: the other session's edit came first
+                    refusals = {"FileUnexpectedlyModifiedError", "FileModifiedSinceReadError"}
+                    assert outcome["error_name"] in refusals, outcome
+            assert final.count("\n") == 2  # never torn, never empty
+    finally:
+        for adapter in adapters:
+            adapter.close()
+    assert lost == [], f"{len(lost)} of 40 rounds lost an edit answered done"
+    assert done >= 40  # at least one edit of every round went through

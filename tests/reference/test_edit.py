@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -881,3 +883,42 @@ def test_inputs_are_not_equivalent_when_one_would_be_refused(
         {"file_path": path, **refused},
         {"file_path": path, "old_string": "f", "new_string": "x"},
     )
+
+
+def test_the_write_lock_is_exclusive_and_bounded(
+    tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: STATE-LOCK-1"""
+    path = tmp_path / "a.txt"
+    path.write_text("alpha\n")
+    holder = subprocess.Popen(  # another process holds the directory's lock
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            f"fd = os.open({str(tmp_path)!r}, os.O_RDONLY)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\n"
+            "time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        monkeypatch.setattr(fileio, "LOCK_WAIT_S", 0.3)
+        assert call("Read", file_path=str(path))["outcome"]["stage"] == "done"
+        refused = call("Edit", file_path=str(path), old_string="alpha", new_string="beta")
+        assert refused["outcome"]["stage"] == "call"
+        assert refused["outcome"]["error_name"] == "FileLockTimeoutError"
+        assert path.read_text() == "alpha\n"  # nothing written
+    finally:
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
+    done = call("Edit", file_path=str(path), old_string="alpha", new_string="beta")
+    assert done["outcome"]["stage"] == "done"  # the killed holder released it
+    assert path.read_text() == "beta\n"
+    assert sorted(os.listdir(tmp_path)) == ["a.txt"]  # no lock file left behind

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from refsupport import Begin, Call, Unchanged, assert_done, assert_refused, content, error_text
 
+from reference import deadline
 from reference.abort import AbortSignal
 from reference.engine import Engine
 from reference.session import Session
@@ -448,3 +450,29 @@ def test_an_aborted_walk_stops(tmp_path: Path) -> None:
     ctx = ToolUseContext(session=session, tool_use_id="t", cwd=str(tmp_path), abort=abort)
     with pytest.raises(Exception, match="aborted"):
         find(GlobInput(pattern="**"), ctx)
+
+
+def test_a_glob_past_its_limit_is_a_coded_failure(
+    tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: GLOB-TIMEOUT-1"""
+    (tmp_path / "a.txt").write_text("x\n")
+    monkeypatch.setattr(deadline, "SEARCH_TIMEOUT_S", 0.0)
+    answer = call("Glob", pattern="*.txt")
+    assert answer["outcome"]["stage"] == "call"
+    assert answer["outcome"]["error_name"] == "SearchTimeoutError"
+
+
+def test_a_backtracking_glob_answers(tmp_path: Path, call: Call) -> None:
+    """SPEC: GLOB-TIMEOUT-1, GLOB-SYNTAX-1"""
+    (tmp_path / ("a" * 40)).write_text("x\n")
+    (tmp_path / "ab").write_text("x\n")
+    answers: list[dict[str, Any]] = []
+    worker = threading.Thread(
+        target=lambda: answers.append(call("Glob", pattern="*a*a*a*a*a*a*a*a*a*a*b")),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(30)  # only to detect a hang: a backtracking matcher never came back
+    assert answers, "Glob never answered"
+    assert content(answers[0]) == "No files found"

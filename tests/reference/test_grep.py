@@ -13,16 +13,17 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from refsupport import Begin, Call, Unchanged, assert_done, assert_refused, content, error_text
 
-from reference import errors
+from reference import deadline, errors
 from reference.abort import AbortSignal
 from reference.engine import Engine
-from reference.errors import RegexError, RipgrepTimeout
+from reference.errors import RegexError, SearchTimeoutError
 from reference.tool import ToolUseContext
 from reference.tools import _grep_python, _grep_rg
 from reference.tools._grep_regex import compile_pattern
@@ -801,8 +802,42 @@ def test_a_slow_rg_is_killed_at_the_timeout(
     rg = fake_rg(tmp_path, "import time\ntime.sleep(30)\n")
     monkeypatch.setattr(_grep_rg, "TIMEOUT_S", 0.3)
     request = SearchRequest(pattern="x", target=str(tmp_path), target_is_dir=True, top="/")
-    with pytest.raises(RipgrepTimeout):
+    with pytest.raises(SearchTimeoutError):  # GREP-TIMEOUT-1
         _grep_rg.search(request, AbortSignal(), rg)
+
+
+def test_the_python_engine_stops_a_backtracking_search_at_its_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: GREP-TIMEOUT-1"""
+    make(tmp_path, {"a.txt": "a" * 5_000 + "!\n"})
+    monkeypatch.setattr(deadline, "SEARCH_TIMEOUT_S", 0.5)
+    request = SearchRequest(pattern="(a|aa)+$", target=str(tmp_path), target_is_dir=True, top="/")
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            _grep_python.search(request, AbortSignal())
+        except BaseException as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(30)  # only to detect a hang: re never came back from this one
+    assert raised, "the search never ended"
+    assert isinstance(raised[0], SearchTimeoutError)
+
+
+def test_a_grep_past_its_limit_is_a_coded_failure(
+    tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: GREP-TIMEOUT-1"""
+    make(tmp_path, {"a.txt": "x\n"})
+    monkeypatch.setenv(ENGINE_ENV, "python")
+    monkeypatch.setattr(deadline, "SEARCH_TIMEOUT_S", 0.0)
+    answer = call("Grep", pattern="x")
+    assert answer["outcome"]["stage"] == "call"
+    assert answer["outcome"]["error_name"] == "SearchTimeoutError"
 
 
 def test_an_abort_kills_rg(tmp_path: Path) -> None:

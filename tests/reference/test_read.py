@@ -1039,3 +1039,20 @@ def test_a_fifo_swapped_in_after_the_stat_never_blocks_the_read(
     assert answers, "Read blocked on the FIFO"
     assert answers[0]["outcome"]["stage"] == "call"
     assert answers[0]["outcome"]["error_name"] == "FileVanishedError"
+
+
+def test_parallel_reads_of_one_file_in_one_message_all_get_the_content(
+    tmp_path: Path, engine: Engine
+) -> None:
+    """SPEC: READ-DEDUP-5, READ-DEDUP-1"""
+    path = tmp_path / "a.txt"
+    path.write_text("hello\n")
+    read = {"name": "Read", "input": {"file_path": str(path)}}
+    seq = 0
+    for round_ in range(1, 4):  # the race, if any, has three chances
+        os.utime(path, ns=(round_ * 10**9, round_ * 10**9))  # a new mtime: read afresh
+        for expected in (False, True):  # content to all ten, then the stub to all ten
+            seq += 1
+            content = [{"id": f"r{n}", **read} for n in range(10)]
+            answer = engine.handle({"seq": seq, "cmd": "message", "content": content})
+            assert [r["outcome"]["dedup"] for r in answer["results"]] == [expected] * 10
