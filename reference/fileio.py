@@ -13,6 +13,7 @@ import contextlib
 import contextvars
 import enum
 import fcntl
+import hashlib
 import os
 import stat as statmod
 import time
@@ -168,6 +169,27 @@ LOCK_WAIT_S: Final = 30.0  # STATE-LOCK-1: the longest wait for another writer's
 LOCK_POLL_S: Final = 0.005
 
 
+_LOCKED_DIR: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "toolsys_locked_dir", default=None
+)
+"""The directory whose STATE-LOCK-1 lock this thread holds (WRITE-ATOMIC-2)."""
+TEMP_SUFFIX: Final = ".toolsys.tmp"
+NAME_MAX: Final = 255
+
+
+def temp_name(name: str) -> str:
+    """WRITE-ATOMIC-2: the one temporary name a locked write of ``name`` uses.
+
+    ``.NAME.toolsys.tmp``, or ``.toolsys-HEX.tmp`` (16 hex digits of the
+    SHA-256 of the name) when that would pass the 255-byte name limit.
+    """
+    candidate = f".{name}{TEMP_SUFFIX}"
+    if len(os.fsencode(candidate)) <= NAME_MAX:
+        return candidate
+    digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
+    return f".toolsys-{digest}.tmp"
+
+
 @contextlib.contextmanager
 def write_lock(path: str) -> Iterator[None]:
     """STATE-LOCK-1: hold the lock of the directory the write to ``path`` lands in.
@@ -198,16 +220,38 @@ def write_lock(path: str) -> Iterator[None]:
                             "nothing was written."
                         ) from None
                     time.sleep(LOCK_POLL_S)
-        yield
+        token = _LOCKED_DIR.set(directory if fd >= 0 else None)
+        try:
+            yield
+        finally:
+            _LOCKED_DIR.reset(token)
     finally:
         if fd >= 0:
             os.close(fd)  # releases the lock
 
 
-def _default_mode() -> int:
-    umask = os.umask(0)
+def _umask() -> int:
+    """The process umask, read without changing it where Linux says it.
+
+    ``os.umask`` can only be read by setting it, and for that moment every
+    other thread would create files with no mask at all; ``/proc/self/status``
+    has it (Linux 4.7 and later). Elsewhere the read-by-setting fallback.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    umask = os.umask(0o077)
     os.umask(umask)
-    return 0o666 & ~umask
+    return umask
+
+
+def _default_mode() -> int:
+    """WRITE-ATOMIC-1: a new file's permission bits, ``0o666`` less the umask."""
+    return 0o666 & ~_umask()
 
 
 def atomic_write(path: str, data: bytes) -> Stat:
@@ -236,7 +280,14 @@ def atomic_write(path: str, data: bytes) -> Stat:
             )
         except FileNotFoundError:
             mode = _default_mode()
-        tmp = f".{name}.{os.urandom(4).hex()}.tmp"
+        if _LOCKED_DIR.get() == directory:
+            # WRITE-ATOMIC-2: under the lock no other writer of this directory
+            # is running, so a file at the temporary name is a killed writer's
+            tmp = temp_name(name)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dir_fd)
+        else:
+            tmp = f".{name}.{os.urandom(4).hex()}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
         try:
