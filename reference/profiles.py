@@ -77,7 +77,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
 
 def varying_ids(profile: Profile) -> dict[str, str]:
     """ID -> ``variant`` or ``open``: where ``profile`` differs from the documented contract."""
-    out = {rid: "open" for rid in profile.open}
+    out = dict.fromkeys(profile.open, "open")
     for name, rid in VARIANT_IDS.items():
         if getattr(profile, name) != getattr(DOCUMENTED, name):
             out.setdefault(rid, "variant")
