@@ -54,6 +54,8 @@ class Profile:
     endings aside, in both checks of Write and Edit (not only in ``call()``)."""
     dedup: bool = True
     """READ-DEDUP-1: an unchanged re-read answers with the stub."""
+    thin_space_retry: bool = True
+    """READ-THINSPACE-1: a missing screenshot-style path is retried with the other space."""
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
@@ -70,6 +72,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "stale_by_content": "STATE-STALE-1",
         "dedup": "READ-DEDUP-1",
         "read_deny_blocks_edits": "PERM-READDENY-1",
+        "thin_space_retry": "READ-THINSPACE-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose ``Profiles:`` line states it."""
@@ -77,7 +80,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
 
 def varying_ids(profile: Profile) -> dict[str, str]:
     """ID -> ``variant`` or ``open``: where ``profile`` differs from the documented contract."""
-    out = {rid: "open" for rid in profile.open}
+    out = dict.fromkeys(profile.open, "open")
     for name, rid in VARIANT_IDS.items():
         if getattr(profile, name) != getattr(DOCUMENTED, name):
             out.setdefault(rid, "variant")
@@ -93,6 +96,7 @@ _PROFILES: Final = (
         version="2.1.88",
         write_read="any",
         read_deny_blocks_edits="existing",
+        thin_space_retry=False,
         open=frozenset(
             {
                 "FILE-PATH-2",
@@ -106,7 +110,6 @@ _PROFILES: Final = (
                 "READ-KIND-1",
                 "READ-RANGE-1",
                 "READ-RANGE-2",
-                "READ-THINSPACE-1",
                 "SCHED-CASCADE-1",
                 "STATE-STALE-2",
                 "TEXT-ENC-1",
@@ -121,6 +124,7 @@ _PROFILES: Final = (
         stale_edit_applied=True,
         stale_by_content=True,
         dedup=False,
+        thin_space_retry=False,
     ),
 )
 

@@ -44,7 +44,11 @@ def _staleness_ignored() -> None:
 )
 def _stale_recheck_skipped() -> None:
     for tool in (write, edit):  # validate_input goes through _common, which keeps its own
-        set_global(tool, "is_stale", _never_stale)
+        set_global(tool, "stale_in_call", _never_stale_in_call)
+
+
+def _never_stale_in_call(*_args: object) -> bool:
+    return False
 
 
 def _stale_by_mtime(record: ReadRecord, *, mtime_ns: int, text: str | None) -> bool:

@@ -121,3 +121,22 @@ def _2188_write_read(engine: MutantEngine) -> None:
 )
 def _2188_read_deny(engine: MutantEngine) -> None:
     _play(engine, read_deny_blocks_edits="always")
+
+
+@session_fault(
+    "documented-plays-2188-no-thinspace-retry",
+    "Under documented, a screenshot name is not retried with the other space (READ-THINSPACE-1)",
+    breaks=("READ-THINSPACE-1",),
+)
+def _documented_no_thinspace_retry(engine: MutantEngine) -> None:
+    _play(engine, thin_space_retry=False)
+
+
+@session_fault(
+    "latest-plays-documented-thinspace-retry",
+    "Under claude-code-latest, a screenshot name is retried with the other space",
+    breaks=("READ-THINSPACE-1",),
+    profile="claude-code-latest",
+)
+def _latest_thinspace_retry(engine: MutantEngine) -> None:
+    _play(engine, thin_space_retry=True)

@@ -61,13 +61,14 @@ class ReadInput(StrictInput):
     pages: str | None = Field(default=None, description="PDF page range, e.g. '1-5'")
 
 
-def resolve_existing(path: str) -> tuple[str, fileio.Stat]:
+def resolve_existing(path: str, *, retry: bool = True) -> tuple[str, fileio.Stat]:
     """The expanded ``path`` and its stat; the thin-space twin when only it exists.
 
-    READ-THINSPACE-1. One ``stat`` in the common case.
+    READ-THINSPACE-1, unless ``retry`` is false (the session's profile does not
+    retry). One ``stat`` in the common case.
     """
     st = fileio.stat(path)
-    if st.kind is fileio.FileKind.MISSING:
+    if st.kind is fileio.FileKind.MISSING and retry:
         twin = paths.thin_space_alternative(path)
         if twin is not None:
             twin_st = fileio.stat(twin)
@@ -116,7 +117,7 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
         raise errors.BlockedDevicePathError(
             f"Cannot read {path}: it is a device that never ends or waits for input."
         )
-    path, st = resolve_existing(path)
+    path, st = resolve_existing(path, retry=ctx.session.profile.thin_space_retry)
     rule = matching_deny_rule(ctx.session, path, READ_RULES)
     if rule is not None:
         raise errors.ReadDeniedError(
@@ -203,7 +204,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     expanded = ctx.expand(inp.file_path)
     if _dedup_hit(ctx, expanded, offset, limit):  # READ-DEDUP-2: before anything else
         return _unchanged(expanded)
-    path, st = resolve_existing(expanded)
+    path, st = resolve_existing(expanded, retry=ctx.session.profile.thin_space_retry)
     if path != expanded and _dedup_hit(ctx, path, offset, limit):  # the thin-space twin
         return _unchanged(path)
     if st.kind is fileio.FileKind.DEV_NULL:  # READ-EMPTY-1: one empty line

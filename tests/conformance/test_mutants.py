@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import reference.filestate
+import reference.tools._common
 import reference.tools.write
 from conformance import Runner, connect, load_scenario
 from conformance.cli import main
@@ -183,7 +184,7 @@ def test_a_process_mutant_is_killed_in_its_own_process_and_leaks_nothing() -> No
         result = runner.run(stale)
     assert result.outcome is Outcome.FAIL, result.message
     assert reference.filestate.is_stale is original
-    assert vars(reference.tools.write)["is_stale"] is original
+    assert vars(reference.tools._common)["is_stale"] is original
 
 
 # -- verdicts -----------------------------------------------------------------------
@@ -281,7 +282,7 @@ def test_a_real_process_mutant_is_killed_by_its_targeted_run() -> None:
 
 
 def original_is_stale() -> object:
-    return vars(reference.tools.write)["is_stale"]
+    return vars(reference.tools._common)["is_stale"]
 
 
 def test_an_unknown_impl_is_a_run_that_did_not_happen() -> None:

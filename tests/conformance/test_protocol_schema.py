@@ -135,7 +135,8 @@ def test_the_engine_gives_only_valid_answers(exchanges: tuple[Exchange, ...]) ->
         check_answer(request.get("cmd"), answer)
         events.update(event["type"] for event in answer.get("events", []))
     kinds = {answer["error"]["kind"] for _request, answer, _raw in exchanges if "error" in answer}
-    assert kinds == {"bad_request"}
+    # unsupported: a begin asking for a profile the engine does not play (PROTO-BEGIN-3)
+    assert kinds == {"bad_request", "unsupported"}
     assert events >= {"tool_start", "tool_end", "hook", "permission_request", "interrupt", "block"}
 
 
