@@ -11,6 +11,7 @@ from reference import fileio
 
 
 def test_the_temporary_name_is_fixed_and_short_enough(tmp_path: Path) -> None:
+    """SPEC: WRITE-ATOMIC-2"""
     assert fileio.temp_name("a.txt") == ".a.txt.toolsys.tmp"
     long = "x" * 250
     hashed = fileio.temp_name(long)
@@ -28,6 +29,7 @@ def test_the_temporary_name_is_fixed_and_short_enough(tmp_path: Path) -> None:
 
 
 def test_a_leftover_is_never_followed_as_a_link(tmp_path: Path) -> None:
+    """SPEC: WRITE-ATOMIC-2"""
     outside = tmp_path / "outside.txt"
     outside.write_text("keep me")
     work = tmp_path / "work"
@@ -42,6 +44,7 @@ def test_a_leftover_is_never_followed_as_a_link(tmp_path: Path) -> None:
 
 
 def test_without_the_lock_nothing_is_removed(tmp_path: Path) -> None:
+    """SPEC: WRITE-ATOMIC-2"""
     (tmp_path / "a.txt").write_text("old")
     (tmp_path / ".a.txt.toolsys.tmp").write_text("maybe another writer's")
     fileio.atomic_write(str(tmp_path / "a.txt"), b"new")
