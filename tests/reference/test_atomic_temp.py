@@ -52,7 +52,10 @@ def test_without_the_lock_nothing_is_removed(tmp_path: Path) -> None:
 
 
 def test_the_umask_is_read_without_setting_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """WRITE-ATOMIC-1: setting the umask to read it would clear it for every other thread."""
+    """SPEC: WRITE-ATOMIC-1
+
+    Setting the umask to read it would clear it for every other thread.
+    """
     old = os.umask(0o027)
     os.umask(0o027)
     try:
