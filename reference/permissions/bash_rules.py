@@ -314,10 +314,12 @@ def first_allowing(
     The command is allowed when every part is covered by an allow specifier or
     is read-only (``read_only_part``) and at least one specifier covers a part;
     the index returned is the lowest of the specifiers that cover a part (the
-    rule reported). A command that cannot be split, or has no part, is never
-    allowed by a rule.
+    rule reported). A command that cannot be split is matched whole, as
+    Claude Code 2.1.88 does; one with no part is never allowed by a rule.
     """
     parts = split_command(command)
+    if parts is None:  # unbalanced quotes: the whole command, as one part
+        parts = (command,)
     if not parts:
         return None
     best: int | None = None
