@@ -338,8 +338,8 @@ def first_allowing(
 def is_read_only_part(part: str, path_denied: PathDenied | None = None) -> bool:
     """BASH-READONLY-1 for one part; with ``path_denied``, BASH-PERM-1's stricter test.
 
-    The part has no substitution, no output redirection except to
-    ``/dev/null`` or ``2>&1``, no leading assignment, and is one of the
+    The part has no substitution, no input redirection, no output redirection
+    except to ``/dev/null`` or ``2>&1``, no leading assignment, and is one of the
     read-only program forms. With ``path_denied``, a part one of whose
     arguments not starting with ``-`` (or an input redirection's file) is a
     denied path is not read-only.
@@ -352,6 +352,8 @@ def is_read_only_part(part: str, path_denied: PathDenied | None = None) -> bool:
     if not words or _is_assignment(words[0]):
         return False  # BASH-READONLY-1: no leading NAME=value assignment
     for redirect in redirects:
+        if redirect.op == "<":
+            return False  # BASH-READONLY-1: 2.1.88 asks for `wc -l < a.txt`
         if redirect.is_output and not (
             redirect.target == DEV_NULL
             or (redirect.fd == "2" and redirect.op == ">&" and redirect.target == "1")
