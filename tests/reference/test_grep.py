@@ -901,3 +901,13 @@ def test_newlines_only_in_multiline_mode() -> None:
             compile_pattern(pattern, ignore_case=False, multiline=False)
         compile_pattern(pattern, ignore_case=False, multiline=True)
     compile_pattern(r"[^a]\s", ignore_case=False, multiline=False)
+
+
+def test_a_binary_file_searched_alone_gives_ripgreps_notice(
+    tmp_path: Path, call: Call, grep_engine: str
+) -> None:
+    """SPEC: GREP-FILES-1"""
+    make(tmp_path, {"blob.bin": b"hit\x00\n"})
+    notice = 'binary file matches (found "\\0" byte around offset 3)'
+    assert text(call, "hit", path="blob.bin", output_mode="content") == notice
+    assert text(call, "absent", path="blob.bin", output_mode="content") == "No matches found"
