@@ -324,10 +324,12 @@ def first_allowing(
     The command is allowed when every part is covered by an allow specifier or
     is read-only (``read_only_part``) and at least one specifier covers a part;
     the index returned is the lowest of the specifiers that cover a part (the
-    rule reported). A command that cannot be split, or has no part, is never
-    allowed by a rule.
+    rule reported). A command that cannot be split is matched whole, as
+    Claude Code 2.1.88 does; one with no part is never allowed by a rule.
     """
     parts = split_command(command)
+    if parts is None:  # unbalanced quotes: the whole command, as one part
+        parts = (command,)
     if not parts:
         return None
     best: int | None = None
@@ -346,12 +348,12 @@ def first_allowing(
 def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
     """BASH-READONLY-1 for one part; with ``guard``, BASH-PERM-1's and BASH-PERM-2's stricter test.
 
-    The part has no substitution, no output redirection except to
-    ``/dev/null`` or ``2>&1``, no leading assignment, and is one of the
+    The part has no substitution, no input redirection, no output redirection
+    except to ``/dev/null`` or ``2>&1``, no leading assignment, and is one of the
     read-only program forms. With ``guard``, a part one of whose arguments
-    not starting with ``-`` (or an input redirection's file) is a denied path
-    is not read-only, and while a ``Read`` deny rule is in force neither is a
-    part that BASH-PERM-2 (``bash_reach.part_allowed``) refuses.
+    not starting with ``-`` is a denied path is not read-only, and while a
+    ``Read`` deny rule is in force neither is a part that BASH-PERM-2
+    (``bash_reach.part_allowed``) refuses.
     """
     if has_substitution(part):
         return False
@@ -361,6 +363,8 @@ def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
     if not words or _is_assignment(words[0]):
         return False  # BASH-READONLY-1: no leading NAME=value assignment
     for redirect in redirects:
+        if redirect.op == "<":
+            return False  # BASH-READONLY-1: 2.1.88 asks for `wc -l < a.txt`
         if redirect.is_output and not (
             redirect.target == DEV_NULL
             or (redirect.fd == "2" and redirect.op == ">&" and redirect.target == "1")

@@ -162,10 +162,33 @@ def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
     if inp.output_mode == "files_with_matches":
         return ToolResult(_files_output(inp, hits))
     alone = not request.target_is_dir  # GREP-CONTENT-1, GREP-COUNT-1: no path for a file alone
+    if content_mode and alone and not hits:
+        notice = _binary_match(request)  # GREP-FILES-1: a binary file named as path
+        if notice is not None:
+            return ToolResult(_output("content", content=notice, numLines=1))
     if content_mode:
         context = request.before + request.after > 0
         return ToolResult(_content_output(inp, hits, context=context, alone=alone))
     return ToolResult(_count_output(inp, hits, alone=alone))
+
+
+def _binary_match(request: SearchRequest) -> str | None:
+    """GREP-FILES-1: ripgrep's notice for a file searched alone that holds NUL and matches.
+
+    The NUL bytes count as line ends; None when the file holds none or nothing matches.
+    """
+    try:
+        data = fileio.read_bytes(request.target)
+    except OSError:
+        return None
+    offset = data.find(b"\x00")
+    if offset < 0:
+        return None
+    regex = _grep_python.compile_regex(request)
+    lines = data.replace(b"\x00", b"\n").decode("utf-8", errors="replace").split("\n")
+    if not any(regex.search(line) for line in lines):
+        return None
+    return f'binary file matches (found "\\0" byte around offset {offset})'
 
 
 def _side(context: int | None, side: int | None) -> int:

@@ -135,9 +135,12 @@ def read(path: str, size: int, data: bytes | None, pages: str | None) -> ToolRes
         _check_size(size)
     if data is None:
         data = fileio.read_bytes(path)
-    reader, count = _open(data)
     if pages is None:
-        if count > MAX_PAGES_WITHOUT_RANGE:  # PDF-REQUIRE-1
+        try:
+            count: int | None = _open(data)[1]
+        except (errors.InvalidPdfError, errors.PdfPasswordProtectedError):
+            count = None  # PDF-OPEN-1: a whole read sends it as it is, as 2.1.88 does
+        if count is not None and count > MAX_PAGES_WITHOUT_RANGE:  # PDF-REQUIRE-1
             raise errors.PdfPagesRequiredError(
                 f"This PDF has {count} pages, which is more than {MAX_PAGES_WITHOUT_RANGE}. "
                 'Read it in ranges with the pages parameter (for example pages: "1-5"), '
@@ -145,6 +148,7 @@ def read(path: str, size: int, data: bytes | None, pages: str | None) -> ToolRes
             )
         sent = data  # PDF-SEND-1: the file's bytes, unchanged
     else:
+        reader, count = _open(data)
         wanted = parse_pages(pages)
         if wanted.first > count:  # PDF-RANGE-1
             raise errors.PdfPageOutOfRangeError(

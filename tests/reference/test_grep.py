@@ -979,3 +979,13 @@ def test_ripgrep_14_escapes_punctuation_and_marks_word_edges(
         for text, found in ((matches, True), (misses, False)):
             done = subprocess.run([rg, "-q", "--", pattern], input=text, text=True, check=False)
             assert (done.returncode == 0) is found, (pattern, text)
+
+
+def test_a_binary_file_searched_alone_gives_ripgreps_notice(
+    tmp_path: Path, call: Call, grep_engine: str
+) -> None:
+    """SPEC: GREP-FILES-1"""
+    make(tmp_path, {"blob.bin": b"hit\x00\n"})
+    notice = 'binary file matches (found "\\0" byte around offset 3)'
+    assert text(call, "hit", path="blob.bin", output_mode="content") == notice
+    assert text(call, "absent", path="blob.bin", output_mode="content") == "No matches found"

@@ -674,7 +674,7 @@ def test_tools_without_a_path_match_no_path_rule(world: World) -> None:
             ("allow", "rule", "Bash(make > out.txt)"),
         ),
         ({"allow": ["Bash(echo:*)"]}, "echo $(rm x)", DENIED_BY_PROMPT),
-        ({"allow": ["Bash(npm:*)"]}, "npm 'x", DENIED_BY_PROMPT),
+        ({"allow": ["Bash(npm:*)"]}, "npm 'x", ("allow", "rule", "Bash(npm:*)")),  # matched whole
         ({"deny": ["Bash(npm:*)"]}, "npm 'x", ("deny", "rule", "Bash(npm:*)")),
         ({"allow": ["Bash"]}, "rm -rf x", ("allow", "rule", "Bash")),
         ({"allow": ["Bash(*)"]}, "rm -rf x $(y)", ("allow", "rule", "Bash")),

@@ -136,9 +136,11 @@ def test_exactly_20_pages_are_sent(call: Call) -> None:
 # --- PDF-OPEN-1 ---------------------------------------------------------------------
 
 
-def test_a_pdf_that_does_not_parse_is_invalid(call: Call) -> None:
+def test_a_pdf_that_does_not_parse_is_invalid_with_pages(call: Call) -> None:
     """SPEC: PDF-OPEN-1, IMG-DETECT-1"""
-    response = call("Read", file_path=str(PDFS / "broken.pdf"))
+    whole = assert_done(call("Read", file_path=str(PDFS / "broken.pdf")))
+    assert whole["file"]["numPages"] is None  # sent as it is
+    response = call("Read", file_path=str(PDFS / "broken.pdf"), pages="1")
     assert_refused(response, stage="call", name="InvalidPdfError")
     assert error_text(response) == (
         "The PDF file was not valid. Try converting it to text first (e.g., pdftotext)."
@@ -151,14 +153,15 @@ def test_a_damaged_pdf_name_gets_the_pdf_error_not_the_binary_one(
     """SPEC: IMG-DETECT-1, PDF-OPEN-1"""
     path = tmp_path / "SCAN.PDF"
     path.write_bytes(b"\x00\x01\x02 not a pdf at all")
-    assert_refused(call("Read", file_path=str(path)), stage="call", name="InvalidPdfError")
+    response = call("Read", file_path=str(path), pages="1")
+    assert_refused(response, stage="call", name="InvalidPdfError")
 
 
-@pytest.mark.parametrize("pages", [None, "1"])
-def test_an_encrypted_pdf_is_password_protected(call: Call, pages: str | None) -> None:
+@pytest.mark.parametrize("pages", ["1", "1-2"])
+def test_an_encrypted_pdf_is_password_protected_with_pages(call: Call, pages: str) -> None:
     """SPEC: PDF-OPEN-1"""
-    extra = {} if pages is None else {"pages": pages}
-    response = call("Read", file_path=str(PDFS / "encrypted.pdf"), **extra)
+    assert_done(call("Read", file_path=str(PDFS / "encrypted.pdf")))  # whole: sent as it is
+    response = call("Read", file_path=str(PDFS / "encrypted.pdf"), pages=pages)
     assert_refused(response, stage="call", name="PdfPasswordProtectedError")
     assert error_text(response) == (
         "PDF is password protected. Try using a CLI tool to extract or convert the PDF."
@@ -287,7 +290,7 @@ def test_a_whole_pdf_of_exactly_20_mib_is_not_too_large(tmp_path: Path, call: Ca
     path = tmp_path / "edge.pdf"
     with path.open("wb") as handle:
         handle.truncate(20 * 1024 * 1024)
-    assert_refused(call("Read", file_path=str(path)), stage="call", name="InvalidPdfError")
+    assert_done(call("Read", file_path=str(path)))  # sent whole, unparsed (PDF-OPEN-1)
 
 
 def test_a_subset_over_the_limit_is_too_large(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
