@@ -208,6 +208,16 @@ class ClaudeCodeAdapter:
             raise Unmappable(
                 f"Claude Code {self.release.version} plays {self.profile}, not {wanted}"
             )
+        root_given = str(session["root"])
+        cwd_given = str(session.get("cwd") or root_given)
+        settings_given = session.get("settings") or {}
+        if Path(cwd_given) != Path(root_given) and _hooks_read_project_dir(settings_given):
+            # PROTO-UNSUPPORTED-1: the CLI's project directory is where it starts,
+            # so hooks would see CLAUDE_PROJECT_DIR = cwd; root != cwd has no counterpart
+            raise Unmappable(
+                "a hook reading CLAUDE_PROJECT_DIR in a session whose cwd is not its "
+                "root: the CLI's project directory is the directory it starts in"
+            )
         self._close_conversation()
         self._test_tools = bool(session.get("test_tools"))
         self._session_dir = str(session["session_dir"]) if session.get("session_dir") else None
@@ -461,3 +471,14 @@ def _sees_probe_trail(uses: list[dict[str, Any]], *, earlier: int) -> bool:
 
 def _bad(seq: Any, message: str) -> dict[str, Any]:
     return {"seq": seq, "error": {"kind": "bad_request", "message": message}}
+
+
+def _hooks_read_project_dir(settings: Mapping[str, Any]) -> bool:
+    """Whether a hook command of a ``begin``'s settings names ``CLAUDE_PROJECT_DIR``.
+
+    Such a hook's result depends on the project directory; hooks that do not
+    name it see the same input and cwd as they would with the root as project.
+    """
+    return "CLAUDE_PROJECT_DIR" in json.dumps(
+        [source.get("hooks") for source in settings.values() if isinstance(source, Mapping)]
+    )
