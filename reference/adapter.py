@@ -14,8 +14,9 @@ break), and an answer is encoded here, strictly, so it is always valid UTF-8
 from __future__ import annotations
 
 import json
+import re
 import sys
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Final
 
 from reference.engine import Engine
 
@@ -36,13 +37,46 @@ def encode_answer(response: Any) -> bytes:
         return json.dumps(response, ensure_ascii=True, allow_nan=False).encode("ascii")
 
 
+_SEQ_AT_TOP: Final = re.compile(r"\s*:\s*(-?\d+)\s*[,}]")
+
+
+def top_level_seq(line: str) -> int | None:
+    """PROTO-BAD-1: the integer ``seq`` of a line's top-level object, found without parsing.
+
+    For a line too deeply nested to parse: one linear pass that tracks string
+    literals and bracket depth, and reads the value after a ``"seq"`` key at
+    depth one. None when there is no such key or its value is not an integer.
+    """
+    depth = 0
+    i, n = 0, len(line)
+    while i < n:
+        char = line[i]
+        if char == '"':
+            end = i + 1
+            while end < n and line[end] != '"':
+                end += 2 if line[end] == "\\" else 1
+            if depth == 1 and line[i + 1 : end] == "seq":
+                match = _SEQ_AT_TOP.match(line, end + 1)
+                if match:
+                    return int(match.group(1))
+            i = end + 1
+            continue
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        i += 1
+    return None
+
+
 def _answer(engine: Engine, line: str) -> bytes:
     """One request line in, one answer line out (without its newline)."""
     try:
         request = json.loads(line)
     except (ValueError, RecursionError) as exc:  # PROTO-BAD-1: nesting too deep is bad input
         message = f"not JSON: {type(exc).__name__}: {exc}"
-        response = {"seq": None, "error": {"kind": "bad_request", "message": message}}
+        seq = top_level_seq(line) if isinstance(exc, RecursionError) else None
+        response = {"seq": seq, "error": {"kind": "bad_request", "message": message}}
         return encode_answer(response)
     response = engine.handle(request)  # never raises: PROTO-INTERNAL-1
     try:

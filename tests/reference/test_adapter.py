@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from refsupport import READ_REMINDER
+
+from reference.adapter import top_level_seq
 
 ADAPTER_TIMEOUT_S = 60
 
@@ -173,12 +176,30 @@ def test_nesting_too_deep_to_parse_is_a_bad_request_not_an_exit() -> None:
     )
     assert status == 0
     answers = [json.loads(line) for line in lines]
-    assert [answer["seq"] for answer in answers] == [None, None, 3]
+    assert [answer["seq"] for answer in answers] == [None, 2, 3]  # 2: found by the scan
     assert [answer.get("error", {}).get("kind") for answer in answers] == [
         "bad_request",
         "bad_request",
         None,
     ]
+
+
+@pytest.mark.parametrize(
+    ("line", "seq"),
+    [
+        ('{"seq": 12, "x": ' + "[" * 5_000, 12),
+        ('{"a": {"seq": 3}, "b": "\\"seq\\": 4", "seq": 7, "x": ' + "{" * 3_000, 7),
+        ('{"x": ' + "[" * 3_000 + '{"seq": 5}', None),
+        ('{"seq": "1", "x": [', None),
+        ('{"seq": 1.5, "x": [', None),
+        ("[" * 100, None),
+    ],
+)
+def test_the_seq_of_a_line_too_deep_to_parse_is_found_at_its_top_level(
+    line: str, seq: int | None
+) -> None:
+    """SPEC: PROTO-BAD-1"""
+    assert top_level_seq(line) == seq
 
 
 def test_lone_surrogates_are_echoed_as_escapes_in_valid_utf8(
