@@ -192,11 +192,7 @@ def build_matrix(reports: Sequence[Report], spec_text: str) -> Matrix:
 def _cell_text(cell: Cell) -> str:
     if not cell.entries:
         return "–"
-    parts = [f"{cell.count('pass')} pass"]
-    for status in ("fail", "n/a", "not observed"):
-        if cell.count(status):
-            parts.append(f"{cell.count(status)} {status}")
-    return ", ".join(parts)
+    return ", ".join(f"{cell.count(s)} {s}" for s in STATUSES if cell.count(s))
 
 
 def _anchor(row: int, column: int) -> str:

@@ -329,7 +329,7 @@ class McpAdapter:
 def to_protocol_content(blocks: list[Any]) -> str | list[dict[str, Any]]:
     """MCP content blocks as a tool_result's content (the read-back rule of the module).
 
-    A lone text block (or none) is the string; otherwise text blocks stay
+    A lone text block is the string, no block an empty list; otherwise text blocks stay
     text, image blocks become base64 image blocks, an embedded blob resource
     of ``application/pdf`` a document block and an embedded text resource a
     text block.
@@ -338,7 +338,7 @@ def to_protocol_content(blocks: list[Any]) -> str | list[dict[str, Any]]:
         Unmappable: a block no tool_result can hold (audio, a resource link, another blob).
     """
     if not blocks:
-        return ""
+        return []  # the inverse of the server's mapping: an empty list stays one
     if len(blocks) == 1 and blocks[0].get("type") == "text":
         return str(blocks[0].get("text", ""))
     out: list[dict[str, Any]] = []
