@@ -1,4 +1,4 @@
-"""The engine as an MCP server and the ``mcp:`` connector (SPEC.md section 18.6).
+"""The engine as an MCP server and the ``mcp:`` connector (SPEC.md section 18.7).
 
 The server is started for real (``python -m reference.mcp_server`` over
 stdio, through the official SDK's client); the hanging peer is a tiny SDK
