@@ -199,7 +199,8 @@ def open_guard(ctx: ToolUseContext) -> fileio.OpenGuard | None:
     A file opened for reading is refused when its real path (or, with several
     links, its identity, PERM-PATH-4) is covered by a ``Read`` deny rule; a
     write when the real path it creates or replaces is covered by an ``Edit``
-    or ``Read`` deny rule (PERM-READDENY-1).
+    or ``Read`` deny rule (PERM-READDENY-1: ``Read``'s only where the session's
+    profile has it apply, so not to a file 2.1.88's profile creates).
     """
     session = ctx.session
     deny = session_rules(session, "deny")
@@ -221,7 +222,8 @@ def open_guard(ctx: ToolUseContext) -> fileio.OpenGuard | None:
             refuse(real, rule)
 
     def write(real: str) -> None:
-        rule = matching_deny_rule(session, real, EDIT_RULES)
+        # PERM-READDENY-1 under the session's profile, as the path check decided it
+        rule = matching_deny_rule(session, real, edit_rule_tools(session, real))
         if rule is not None:
             refuse(real, rule)
 
