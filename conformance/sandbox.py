@@ -19,11 +19,11 @@ import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from conformance.errors import ScenarioError
 from conformance.matchers import MISSING, Mismatch
-from conformance.scenario import FileSpec, FinalFile, FsStep
+from conformance.scenario import MAX_REPEATED_BYTES, FileSpec, FinalFile, FsStep
 from conformance.yamlsource import format_path
 
 __all__ = ["MIN_MTIME_STEP_NS", "Sandbox", "remove_tree"]
@@ -107,9 +107,9 @@ class Sandbox:
         path = self.path(spec.path)
         path.parent.mkdir(parents=True, exist_ok=True)
         if spec.kind == "text":
-            path.write_bytes(self.expand(spec.text).encode("utf-8"))
+            _write_repeated(path, self.expand(spec.text).encode("utf-8"), spec.repeat)
         elif spec.kind == "b64":
-            path.write_bytes(spec.data or b"")
+            _write_repeated(path, spec.data or b"", spec.repeat)
         elif spec.kind == "dir":
             path.mkdir(exist_ok=True)
         elif spec.kind == "symlink":
@@ -290,3 +290,28 @@ def _text_or_b64(data: bytes) -> str:
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
+
+
+REPEAT_BLOCK_BYTES: Final = 1 << 20
+
+
+def _write_repeated(path: Path, unit: bytes, times: int) -> None:
+    """Write ``unit`` ``times`` over, a block of about a MiB at a time (FileSpec.repeat).
+
+    Raises:
+        ScenarioError: the file would pass MAX_REPEATED_BYTES (placeholders can
+            lengthen a text after the loader checked it).
+    """
+    if len(unit) * times > MAX_REPEATED_BYTES:
+        raise ScenarioError(
+            f"setup: {path.name}: repeat makes {len(unit) * times} bytes, "
+            f"more than {MAX_REPEATED_BYTES}"
+        )
+    per_block = max(1, REPEAT_BLOCK_BYTES // max(1, len(unit)))
+    full, rest = divmod(times, per_block)
+    with path.open("wb") as handle:
+        if full:
+            block = unit * per_block
+            for _ in range(full):
+                handle.write(block)
+        handle.write(unit * rest)

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from conformance.errors import Problem, ScenarioLoadError
 from conformance.steps import (
@@ -84,6 +84,8 @@ RawFilter: TypeAlias = Callable[[Any], bool]
 """A test of a scenario file's parsed YAML, made before validation: False skips the file."""
 
 _FILE_KINDS: tuple[FileKind, ...] = ("text", "b64", "dir", "symlink", "fifo", "sparse")
+MAX_REPEATED_BYTES: Final = 256 * 1024 * 1024
+"""The largest file a ``repeat`` may make: big enough for any size gate, small enough for /tmp."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,7 +93,10 @@ class FileSpec:
     """A file the runner creates in the sandbox before the session begins.
 
     ``text`` is still unexpanded; ``data`` holds the decoded bytes of ``b64``;
-    ``mtime`` is an offset in seconds from the moment of creation.
+    ``mtime`` is an offset in seconds from the moment of creation; the file
+    holds the text or the bytes ``repeat`` times over (at most
+    ``MAX_REPEATED_BYTES`` in all, checked by the loader for ``b64`` and for
+    the text as written, and by the sandbox once placeholders are expanded).
     """
 
     path: str
@@ -102,6 +107,7 @@ class FileSpec:
     size: int | None = None
     mode: int | None = None
     mtime: float | None = None
+    repeat: int = 1
     line: int | None = None
 
 
@@ -464,6 +470,11 @@ def _semantic_problems(located: Located, file: str, stem: str | None) -> Iterato
     for path, value in _walk(data, ()):
         if path and path[-1] == "b64" and isinstance(value, str) and decode_b64(value) is None:
             yield problem(path, "not valid base64")
+    for name, spec in data.get("setup", {}).get("files", {}).items():
+        yield from (
+            problem(("setup", "files", name, "repeat"), message)
+            for message in _repeat_problems(spec)
+        )
     for i, step in enumerate(data["steps"]):
         expect = step.get("expect", {})
         for path, value in _walk(expect, ("steps", i, "expect")):
@@ -473,6 +484,21 @@ def _semantic_problems(located: Located, file: str, stem: str | None) -> Iterato
                 except re.error as exc:
                     yield problem(path, f"bad regular expression: {exc}")
         yield from (problem(("steps", i, *p), m) for p, m in step_class(step).problems(step))
+
+
+def _repeat_problems(spec: Mapping[str, Any]) -> Iterator[str]:
+    """A ``repeat`` needs text or b64, and the file it makes is at most MAX_REPEATED_BYTES."""
+    if "repeat" not in spec:
+        return
+    if "text" in spec:
+        unit = len(spec["text"].encode("utf-8", "surrogatepass"))
+    elif "b64" in spec:
+        unit = len(decode_b64(spec["b64"]) or b"")
+    else:
+        yield "repeat needs text or b64"
+        return
+    if unit * spec["repeat"] > MAX_REPEATED_BYTES:
+        yield f"repeat makes {unit * spec['repeat']} bytes, more than {MAX_REPEATED_BYTES}"
 
 
 def _walk(value: Any, path: NodePath) -> Iterator[tuple[NodePath, Any]]:
@@ -545,5 +571,6 @@ def _file_spec(name: str, spec: Mapping[str, Any], line: int | None) -> FileSpec
         size=spec.get("sparse"),
         mode=parse_mode(spec.get("mode")),
         mtime=None if "mtime" not in spec else parse_mtime(spec["mtime"]),
+        repeat=spec.get("repeat", 1),
         line=line,
     )

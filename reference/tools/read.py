@@ -236,6 +236,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
         data = fileio.read_bytes(path)
     encoding = text.detect_encoding(data)
     content = text.decode(data, encoding)
+    del data  # TOK-BOUND-1: the bytes are not held beside the text while the view is gated
     lines = split_lines(content)
     total = len(lines)
     shown = lines[offset - 1 : offset - 1 + limit]
@@ -282,9 +283,7 @@ def _enforce_token_cap(view: str, cap: int) -> None:
     decision = tokens.gate(view, cap)
     if decision.passed:
         return
-    assert decision.exact is not None
-    counted = decision.exact.tokens
-    amount = f"{counted} tokens" if decision.exact.complete else f"more than {counted} tokens"
+    amount = decision.amount(cap)  # TOK-GATE-2, TOK-BOUND-1
     raise errors.MaxFileReadTokenExceededError(
         f"File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset and "
         "limit parameters to read specific portions of the file, or search for specific "

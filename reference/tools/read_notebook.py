@@ -120,9 +120,7 @@ def _enforce_token_cap(blocks: list[ContentBlock], path: str, cap: int) -> None:
     decision = tokens.gate(joined, cap)
     if decision.passed:
         return
-    assert decision.exact is not None
-    counted = decision.exact.tokens
-    amount = f"{counted} tokens" if decision.exact.complete else f"more than {counted} tokens"
+    amount = decision.amount(cap)  # TOK-GATE-2, TOK-BOUND-1
     raise errors.MaxFileReadTokenExceededError(
         f"Notebook content ({amount}) exceeds maximum allowed tokens ({cap}). Use Bash with "
         f"jq to read specific cells, for example: jq '.cells[:20]' {path}"

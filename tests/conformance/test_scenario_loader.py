@@ -201,6 +201,21 @@ def test_semantic_checks_name_their_fields(write_scenario: WriteScenario) -> Non
     assert "'x'" in found[(13, "steps[1].interrupt.after_started[0]")]
 
 
+def test_repeat_needs_text_or_b64_and_stays_under_256_mib(write_scenario: WriteScenario) -> None:
+    text = HEAD + (
+        "setup:\n  files:\n"
+        "    d: {dir: true, repeat: 2}\n"
+        "    big: {text: 'ab', repeat: 134217729}\n"
+        "    ok: {b64: 'AP8=', repeat: 3}\n"
+        "steps:\n  - session: restart\n"
+    )
+    found = {(p.line, p.field): p.message for p in problems(write_scenario, text)}
+    assert found == {
+        (7, "setup.files.d.repeat"): "repeat needs text or b64",
+        (8, "setup.files.big.repeat"): "repeat makes 268435458 bytes, more than 268435456",
+    }
+
+
 def test_load_scenarios_reports_duplicate_ids_and_keeps_going(tmp_path: Path) -> None:
     for area in ("one", "two"):
         path = tmp_path / area / "same.yaml"

@@ -13,7 +13,9 @@ from typing import Any, ClassVar
 import pytest
 from conftest import WriteScenario
 
+from conformance import sandbox as sandbox_module
 from conformance.connectors import ConnectorOptions, DirectConnector
+from conformance.errors import ScenarioError
 from conformance.fake_adapter import FakeEngine
 from conformance.results import Outcome, ScenarioResult
 from conformance.runner import Runner, run_scenario
@@ -281,6 +283,31 @@ def test_setup_materializes_every_kind_of_file(sandbox: Sandbox) -> None:
     assert stat.S_ISFIFO(os.stat(root / "pipe").st_mode)
     assert os.stat(root / "big").st_size == 1 << 30
     assert mtime(root / "t.txt") < mtime(root / "d") - 90 * 10**9
+
+
+def test_repeat_writes_the_text_or_bytes_that_many_times(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox_module, "REPEAT_BLOCK_BYTES", 8)  # many blocks and a rest
+    scenario = files(
+        "    a.txt: {text: 'ab', repeat: 11}\n"
+        "    r.txt: {text: '{root}', repeat: 2}\n"
+        "    b.bin: {b64: 'AP8=', repeat: 3}\n"
+        "    one.txt: {text: 'x', repeat: 1}\n"
+    )
+    sandbox.materialize(scenario.setup.files, None)
+    root = sandbox.root
+    assert (root / "a.txt").read_text() == "ab" * 11
+    assert (root / "r.txt").read_text() == f"{root}" * 2  # placeholders expand first
+    assert (root / "b.bin").read_bytes() == b"\x00\xff" * 3
+    assert (root / "one.txt").read_text() == "x"
+
+
+def test_repeat_past_the_limit_after_expansion_is_a_setup_error(sandbox: Sandbox) -> None:
+    scenario = files("    a.txt: {text: '{root}', repeat: 44739242}\n")  # 6 bytes as written
+    with pytest.raises(ScenarioError, match="more than 268435456"):
+        sandbox.materialize(scenario.setup.files, None)
+    assert not (sandbox.root / "a.txt").exists()
 
 
 def test_fs_writes_move_mtime_by_the_offset_or_at_least_two_seconds(sandbox: Sandbox) -> None:
