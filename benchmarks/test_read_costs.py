@@ -44,6 +44,7 @@ def test_dedup_hit_at_tool_level(
     ctx = make_context(fileReadMaxOutputTokens=10**9)
     inp = ReadInput(file_path=str(text_file(size)), limit=10**9)
     assert READ_TOOL.call(inp, ctx).data["type"] == "text"
+    ctx.session.turn += 1  # READ-DEDUP-5: the re-reads come in a later message
     result = benchmark(READ_TOOL.call, inp, ctx)
     assert result.outcome == {"dedup": True}
     assert result.data == {"type": "file_unchanged", "file": {"filePath": inp.file_path}}
