@@ -99,6 +99,7 @@ _PROFILES: Final = (
         thin_space_retry=False,
         open=frozenset(
             {
+                "BASH-CAPTURE-1",
                 "BASH-PERM-2",
                 "BASH-TIMEOUT-1",
                 "BASH-TIMEOUT-2",
