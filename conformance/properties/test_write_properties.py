@@ -1,4 +1,4 @@
-"""Write puts content on disk as given (line-end spaces and TABs aside), whatever the old file's line endings."""
+"""Write puts content on disk as given (line-end blanks aside), whatever the old line endings."""
 
 from __future__ import annotations
 
