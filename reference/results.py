@@ -85,6 +85,7 @@ def with_text_blocks(content: ResultContent, blocks: list[dict[str, str]]) -> Re
 
 OUTPUT_SLACK_CHARS: Final = 65_536  # RES-OUTPUT-1
 OUTPUT_STRING_CHARS: Final = 2_000  # RES-OUTPUT-1: a string's share of the summary
+OUTPUT_CAP_CHARS: Final = 4_194_304  # RES-OUTPUT-1: the most it holds, whatever the model got
 
 
 def _model_chars(content: ResultContent) -> int:
@@ -158,14 +159,15 @@ def bound_output(
     """RES-OUTPUT-1: the structured output as the protocol carries it, and what was cut.
 
     Unchanged (with ``None``) when its strings hold at most the characters of
-    what the model got plus ``OUTPUT_SLACK_CHARS``; otherwise a summary of the
+    what the model got plus ``OUTPUT_SLACK_CHARS``, and at most
+    ``OUTPUT_CAP_CHARS`` in all; otherwise a summary of the
     same shape, every string cut to its first ``OUTPUT_STRING_CHARS``
     characters and lists to their first items, within ``OUTPUT_SLACK_CHARS``,
     with the number of characters left out.
     """
     if output is None:
         return None, None
-    allowed = _model_chars(content) + OUTPUT_SLACK_CHARS
+    allowed = min(_model_chars(content) + OUTPUT_SLACK_CHARS, OUTPUT_CAP_CHARS)
     if _chars_over(output, allowed) <= allowed:
         return output, None
     cutter = _Cutter(OUTPUT_SLACK_CHARS)

@@ -995,6 +995,13 @@ def test_bound_output_keeps_small_outputs_and_summarizes_big_ones() -> None:
     kept_lines = len(summary["structuredPatch"][0]["lines"])
     assert 0 < kept_lines < 100_000
     assert cut == 5_000_000 - results.OUTPUT_STRING_CHARS + 2 * (100_000 - kept_lines)
+    # the absolute cap: a second copy of what the model got is not kept past it
+    line = {"file": {"content": "z" * (results.OUTPUT_CAP_CHARS + 1)}}
+    summary, cut = results.bound_output(line, "z" * (results.OUTPUT_CAP_CHARS + 1))
+    assert summary == {"file": {"content": "z" * results.OUTPUT_STRING_CHARS}}
+    assert cut == results.OUTPUT_CAP_CHARS + 1 - results.OUTPUT_STRING_CHARS
+    under = {"file": {"content": "z" * 3_000_000}}
+    assert results.bound_output(under, "z" * 3_000_000) == (under, None)
 
 
 def test_a_big_binary_file_is_refused_without_reading_it_whole(
