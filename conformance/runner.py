@@ -57,6 +57,21 @@ class _Refused(Exception):
     tally: Tally
 
 
+def result_of(scenario: Scenario, outcome: Outcome, **fields: Any) -> ScenarioResult:
+    """A result of ``scenario`` with its identifying fields, ``outcome`` and ``fields``."""
+    return ScenarioResult(
+        id=scenario.id,
+        outcome=outcome,
+        title=scenario.title,
+        spec=scenario.spec,
+        level=scenario.level,
+        area=scenario.area,
+        path=str(scenario.path) if scenario.path else None,
+        requires=scenario.requires,
+        **fields,
+    )
+
+
 def run_scenario(
     scenario: Scenario,
     connector: Connector,
@@ -81,16 +96,7 @@ def run_scenario(
     ``levels`` fails. With ``keep`` the sandbox stays on disk and its path is
     in the result's message.
     """
-    base = ScenarioResult(
-        id=scenario.id,
-        outcome=Outcome.PASS,
-        title=scenario.title,
-        spec=scenario.spec,
-        level=scenario.level,
-        area=scenario.area,
-        path=str(scenario.path) if scenario.path else None,
-        requires=scenario.requires,
-    )
+    base = result_of(scenario, Outcome.PASS)
     if not holds_under(scenario.profiles, profile):  # PROFILE-SCENARIO-1
         return replace(
             base,
@@ -375,40 +381,25 @@ class Runner:
                 self._hello = self.connector.restart()
                 self._broken = False
             except AdapterFailure as exc:
-                return ScenarioResult(
-                    id=scenario.id,
-                    outcome=Outcome(exc.outcome),
-                    title=scenario.title,
-                    spec=scenario.spec,
-                    level=scenario.level,
-                    area=scenario.area,
-                    path=str(scenario.path) if scenario.path else None,
+                return result_of(
+                    scenario,
+                    Outcome(exc.outcome),
                     kind=exc.kind,
                     where="start",
                     message=f"cannot (re)start the implementation: {exc}",
                     stderr=self.connector.take_stderr(),
                 )
         if scenario.host_paths and not self.host_paths and not self.isolated:
-            return ScenarioResult(  # PROTO-ISOLATE-2
-                id=scenario.id,
-                outcome=Outcome.NOT_APPLICABLE,
-                title=scenario.title,
-                spec=scenario.spec,
-                level=scenario.level,
-                area=scenario.area,
-                path=str(scenario.path) if scenario.path else None,
+            return result_of(  # PROTO-ISOLATE-2
+                scenario,
+                Outcome.NOT_APPLICABLE,
                 reason=f"{HOST_PATHS_REASON} ({', '.join(scenario.host_paths)})",
             )
         hello = self._hello
         if self.profile != DEFAULT_PROFILE and hello and self.profile not in hello.profiles:
-            return ScenarioResult(  # PROFILE-RUN-1, PROTO-HELLO-2
-                id=scenario.id,
-                outcome=Outcome.NOT_APPLICABLE,
-                title=scenario.title,
-                spec=scenario.spec,
-                level=scenario.level,
-                area=scenario.area,
-                path=str(scenario.path) if scenario.path else None,
+            return result_of(  # PROFILE-RUN-1, PROTO-HELLO-2
+                scenario,
+                Outcome.NOT_APPLICABLE,
                 reason=f"the implementation does not play profile {self.profile}",
             )
         result = run_scenario(
