@@ -40,21 +40,13 @@ from conformance.errors import SchemaViolation
 from conformance.mcp.client import ServerCrash, ServerProcess, ServerTimeout
 from conformance.mcp.mapping import McpMapping, Unmappable, expand, map_input
 from conformance.protocol import check_request
+from reference.settings import SOURCES
 
 __all__ = ["McpAdapter", "to_protocol_content"]
 
 PROTOCOL: Final = 1
 _SOURCE_KEYS: Final = frozenset({"permissions"})
-SETTINGS_SOURCES: Final = (
-    "policySettings",
-    "localSettings",
-    "projectSettings",
-    "userSettings",
-    "flagSettings",
-    "cliArg",
-    "command",
-    "session",
-)
+SETTINGS_SOURCES: Final = SOURCES
 """The source names of protocol v1's ``begin``; others are ignored (PROTO-BEGIN-1)."""
 
 
