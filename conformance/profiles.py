@@ -13,11 +13,34 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-__all__ = ["DEFAULT_PROFILE", "PROFILE_NAMES", "holds_under", "played_profiles"]
+__all__ = [
+    "DEFAULT_PROFILE",
+    "PROFILE_NAMES",
+    "holds_under",
+    "placeholders_of",
+    "played_profiles",
+]
 
 PROFILE_NAMES: Final = ("documented", "claude-code-2.1.88", "claude-code-latest")
 """PROFILE-SET-1: every profile SPEC.md defines, the default first."""
 DEFAULT_PROFILE: Final = PROFILE_NAMES[0]
+
+_STATE_NOTE: Final = " (file state is current in your context \u2014 no need to Read it back)"
+PLACEHOLDERS: Final[Mapping[str, Mapping[str, str]]] = {
+    "claude-code-latest": {"{state_note}": _STATE_NOTE},
+}
+"""PROFILE-SCENARIO-2: what a profile's placeholders stand for, where not empty.
+
+``{state_note}`` is what the profile appends to a successful Write's or Edit's
+text (WRITE-RESULT-1, EDIT-RESULT-1), so a scenario about something else can
+name that text under every profile."""
+
+
+def placeholders_of(profile: str) -> dict[str, str]:
+    """PROFILE-SCENARIO-2: every profile placeholder and its value under ``profile``."""
+    names = {name for table in PLACEHOLDERS.values() for name in table}
+    own = PLACEHOLDERS.get(profile, {})
+    return {name: own.get(name, "") for name in sorted(names)}
 
 
 def holds_under(profiles: Iterable[str], profile: str) -> bool:

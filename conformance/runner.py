@@ -36,7 +36,7 @@ from typing import Any
 from conformance.checks import BEHAVIOUR, LEVELS, Tally
 from conformance.connectors import Connector
 from conformance.errors import AdapterError, AdapterFailure, ConformanceError, ScenarioError
-from conformance.profiles import DEFAULT_PROFILE, holds_under
+from conformance.profiles import DEFAULT_PROFILE, holds_under, placeholders_of
 from conformance.protocol import Hello, check_ok
 from conformance.registry import DEFAULT_FIXTURES
 from conformance.results import Outcome, ScenarioResult, level_counts
@@ -110,8 +110,9 @@ def run_scenario(
             base, outcome=Outcome.NOT_APPLICABLE, reason=f"requires {', '.join(missing)}"
         )
     started = time.perf_counter()
-    execution = _Execution(scenario, connector, fixtures, frozenset(unreported), frozenset(levels))
-    execution.profile = profile
+    execution = _Execution(
+        scenario, connector, fixtures, frozenset(unreported), frozenset(levels), profile=profile
+    )
     try:
         result = execution.run(base)
     finally:
@@ -136,17 +137,19 @@ class _Execution:
         fixtures: Path,
         unreported: frozenset[str],
         levels: frozenset[str],
+        *,
+        profile: str = DEFAULT_PROFILE,
     ) -> None:
         self.scenario = scenario
         self.connector = connector
-        self.sandbox = Sandbox(fixtures)
+        self.sandbox = Sandbox(fixtures, extra=placeholders_of(profile))  # PROFILE-SCENARIO-2
         self.cwd = self.sandbox.root
         self.ids = 0
         self.in_session = False
         self._unreported = unreported
         self.levels = levels
         self.tally = Tally(unreported=unreported)
-        self.profile = DEFAULT_PROFILE
+        self.profile = profile
         """PROTO-BEGIN-3: the profile ``begin`` asks for (not sent when it is the default)."""
         self.places: dict[int | None, str] = {}
         """Step -> where it is, in words, for each step that found a mismatch."""

@@ -35,7 +35,15 @@ MIN_MTIME_STEP_NS = 2_000_000_000
 class Sandbox:
     """One scenario's directories and the placeholders that name them."""
 
-    def __init__(self, fixtures: Path, *, prefix: str = "toolconf-") -> None:
+    def __init__(
+        self,
+        fixtures: Path,
+        *,
+        prefix: str = "toolconf-",
+        extra: Mapping[str, str] | None = None,
+    ) -> None:
+        self.extra = dict(extra or {})
+        """Placeholders that name no directory (PROFILE-SCENARIO-2's)."""
         self.base = Path(os.path.realpath(tempfile.mkdtemp(prefix=prefix)))
         self.root = self.base / "root"
         self.home = self.root / "home"
@@ -56,8 +64,10 @@ class Sandbox:
 
     @property
     def placeholders(self) -> Mapping[str, str]:
-        """``{root}``, ``{home}``, ``{fixtures}``, ``{session_dir}`` -> absolute paths."""
+        """``{root}``, ``{home}``, ``{fixtures}``, ``{session_dir}`` -> absolute paths, and
+        the profile's placeholders (PROFILE-SCENARIO-2) -> their texts."""
         return {
+            **self.extra,
             "{root}": str(self.root),
             "{home}": str(self.home),
             "{fixtures}": str(self.fixtures),

@@ -23,6 +23,8 @@ __all__ = [
     "DEFAULT_PROFILE",
     "DOCUMENTED",
     "PROFILES",
+    "STALE_EDIT_NOTE",
+    "STATE_NOTE",
     "VARIANT_IDS",
     "Profile",
     "profile_named",
@@ -56,6 +58,11 @@ class Profile:
     """READ-DEDUP-1: an unchanged re-read answers with the stub."""
     thin_space_retry: bool = True
     """READ-THINSPACE-1: a missing screenshot-style path is retried with the other space."""
+    write_state_note: bool = False
+    """WRITE-RESULT-1: a successful Write's text ends with STATE_NOTE."""
+    edit_state_note: bool = False
+    """EDIT-RESULT-1: a successful Edit's text ends with STATE_NOTE (not when STALE_EDIT_NOTE
+    is there: the file then holds changes the model has not seen)."""
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
@@ -73,6 +80,8 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "dedup": "READ-DEDUP-1",
         "read_deny_blocks_edits": "PERM-READDENY-1",
         "thin_space_retry": "READ-THINSPACE-1",
+        "write_state_note": "WRITE-RESULT-1",
+        "edit_state_note": "EDIT-RESULT-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose ``Profiles:`` line states it."""
@@ -150,6 +159,8 @@ _PROFILES: Final = (
         stale_by_content=True,
         dedup=False,
         thin_space_retry=False,
+        write_state_note=True,
+        edit_state_note=True,
     ),
 )
 
@@ -162,6 +173,11 @@ STALE_EDIT_NOTE: Final = (  # STATE-STALE-2 under claude-code-latest, as 2.1.332
     " (note: the file had been modified on disk since you last read it \u2014 the edit "
     "applied cleanly, but the file contains other changes not in your context. Read it "
     "before edits that depend on surrounding content.)"
+)
+
+
+STATE_NOTE: Final = (  # WRITE-RESULT-1, EDIT-RESULT-1 under claude-code-latest, as 2.1.332
+    " (file state is current in your context \u2014 no need to Read it back)"
 )
 
 

@@ -46,7 +46,7 @@ from conformance.claude_code.settings_map import Unmappable, plan
 from conformance.errors import SchemaViolation
 from conformance.protocol import check_request
 
-__all__ = ["FEATURES", "UNREPORTED", "ClaudeCodeAdapter"]
+__all__ = ["ABSENT_FEATURES", "FEATURES", "UNREPORTED", "ClaudeCodeAdapter", "release_features"]
 
 PROTOCOL: Final = 1
 
@@ -72,6 +72,18 @@ FEATURES: Final = (
     "profiles",
 )
 """Protocol v1 features the CLI has (PROTO-FEATURES-1); ``test_tools`` is the connector's MCP."""
+
+ABSENT_FEATURES: Final = {"2.1.332": frozenset({"glob", "grep"})}
+"""PROTO-FEATURES-1: the features a measured release lacks. 2.1.332 offers no Glob and
+no Grep tool (measured 2026-12-02: a call answers "No such tool available: Glob. Glob
+is not available in this session"), so their scenarios are not applicable there."""
+
+
+def release_features(version: str) -> list[str]:
+    """The features ``hello`` claims for ``version``: FEATURES less what it was measured to lack."""
+    absent = ABSENT_FEATURES.get(version, frozenset())
+    return [feature for feature in FEATURES if feature not in absent]
+
 
 UNREPORTED: Final = (
     "stage",
@@ -189,7 +201,7 @@ class ClaudeCodeAdapter:
                 "version": self.release.version,
                 "language": "javascript" if runtime == "node" else "native",
             },
-            "features": [*FEATURES, "test_tools"],
+            "features": [*release_features(self.release.version), "test_tools"],
             "profiles": [self.profile] if self.profile else [],  # PROTO-HELLO-2
             "unreported": list(UNREPORTED),
             "inferences": [

@@ -12,7 +12,7 @@ from reference import errors, fileio, history, paths, text
 from reference.patch import structured_patch
 from reference.permissions.session_rules import edit_rule_tools, matching_deny_rule
 from reference.permissions.tool_paths import file_path_of
-from reference.profiles import STALE_EDIT_NOTE
+from reference.profiles import STALE_EDIT_NOTE, STATE_NOTE
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools._common import (
     MODIFIED_SINCE_READ,
@@ -150,6 +150,7 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
         source="edit",
         change="created" if original is None else "changed",
     )
+    note = ctx.session.profile.edit_state_note and not stale_applied
     return ToolResult(  # EDIT-RESULT-1
         data={
             "filePath": path,
@@ -160,6 +161,8 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
             "replaceAll": inp.replace_all,
             "userModified": False,
             **({"staleApplied": True} if stale_applied else {}),
+            # EDIT-RESULT-1 under a profile whose Edit text carries STATE_NOTE
+            **({"stateNote": True} if note else {}),
         }
     )
 
@@ -187,6 +190,8 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
         message += " All occurrences were replaced."
     if data.get("staleApplied"):  # STATE-STALE-2 under claude-code-latest
         message += STALE_EDIT_NOTE
+    if data.get("stateNote"):  # EDIT-RESULT-1 under claude-code-latest
+        message += STATE_NOTE
     return message
 
 

@@ -13,6 +13,7 @@ from reference.filestate import ReadRecord
 from reference.patch import structured_patch
 from reference.permissions.session_rules import edit_rule_tools, matching_deny_rule
 from reference.permissions.tool_paths import file_path_of
+from reference.profiles import STATE_NOTE
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools import read
 from reference.tools._common import (
@@ -134,14 +135,19 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
             # WRITE-RESULT-1: a create has no patch, as Claude Code 2.1.88 answers
             "structuredPatch": [] if original is None else structured_patch(original, content),
             "originalFile": original,
+            # WRITE-RESULT-1 under a profile whose Write text carries STATE_NOTE
+            **({"stateNote": True} if ctx.session.profile.write_state_note else {}),
         }
     )
 
 
 def map_result(data: Mapping[str, Any]) -> ResultContent:
+    """WRITE-RESULT-1: the text the model sees."""
     if data["type"] == "create":
-        return f"File created successfully at: {data['filePath']}"
-    return f"The file {data['filePath']} has been updated successfully."
+        message = f"File created successfully at: {data['filePath']}"
+    else:
+        message = f"The file {data['filePath']} has been updated successfully."
+    return message + STATE_NOTE if data.get("stateNote") else message
 
 
 WRITE_TOOL: Final[Tool[WriteInput]] = build_tool(

@@ -210,3 +210,24 @@ def test_a_profile_is_immutable_and_defaults_to_documented() -> None:
     assert profile.write_read == DOCUMENTED.write_read == "full"
     with pytest.raises(AttributeError):
         profile.dedup = False  # type: ignore[misc]
+
+
+def test_a_release_does_not_claim_the_tools_it_was_measured_to_lack() -> None:
+    def features(version: str) -> list[str]:
+        release = Release(version=version, argv=("claude",), directory=Path("/nonexistent"))
+        adapter = ClaudeCodeAdapter(release, turn_timeout=1.0, profile=None)
+        answer: list[str] = adapter.handle({"seq": 1, "cmd": "hello", "protocol": 1})["features"]
+        return answer
+
+    assert {"glob", "grep"} <= set(features("2.1.88"))
+    assert not {"glob", "grep"} & set(features("2.1.332"))
+    assert {"read", "write", "edit", "bash"} <= set(features("2.1.332"))
+
+
+def test_a_profile_placeholder_is_empty_except_under_its_profile() -> None:
+    from conformance.profiles import placeholders_of
+    from reference.profiles import STATE_NOTE
+
+    assert placeholders_of("documented") == {"{state_note}": ""}
+    assert placeholders_of("claude-code-2.1.88") == {"{state_note}": ""}
+    assert placeholders_of("claude-code-latest") == {"{state_note}": STATE_NOTE}
