@@ -27,13 +27,14 @@ DEFAULT_PROFILE: Final = PROFILE_NAMES[0]
 
 _STATE_NOTE: Final = " (file state is current in your context \u2014 no need to Read it back)"
 PLACEHOLDERS: Final[Mapping[str, Mapping[str, str]]] = {
-    "claude-code-latest": {"{state_note}": _STATE_NOTE},
+    "claude-code-latest": {"{state_note}": _STATE_NOTE, "{notebook_end}": "\n"},
 }
 """PROFILE-SCENARIO-2: what a profile's placeholders stand for, where not empty.
 
 ``{state_note}`` is what the profile appends to a successful Write's or Edit's
 text (WRITE-RESULT-1, EDIT-RESULT-1), so a scenario about something else can
-name that text under every profile."""
+name that text under every profile; ``{notebook_end}`` what ends a notebook
+NotebookEdit wrote (NBEDIT-WRITE-1)."""
 
 
 def placeholders_of(profile: str) -> dict[str, str]:

@@ -59,10 +59,19 @@ class Profile:
     thin_space_retry: bool = True
     """READ-THINSPACE-1: a missing screenshot-style path is retried with the other space."""
     write_state_note: bool = False
-    """WRITE-RESULT-1: a successful Write's text ends with STATE_NOTE."""
+    """WRITE-RESULT-1: a successful Write's output has ``userModified: false`` and its
+    text ends with STATE_NOTE."""
     edit_state_note: bool = False
     """EDIT-RESULT-1: a successful Edit's text ends with STATE_NOTE (not when STALE_EDIT_NOTE
     is there: the file then holds changes the model has not seen)."""
+    notebook_final_newline: bool = False
+    """NBEDIT-WRITE-1: the written notebook ends with a newline."""
+    notebook_type_fields: bool = False
+    """NBEDIT-REPLACE-1: a cell whose type a replace changes gets its new type's fields
+    (code: ``execution_count`` and ``outputs``, added last; markdown: neither)."""
+    unnamed_insert_text: bool = False
+    """NBEDIT-RESULT-1: an insert into a notebook without cell ids (nbformat before 4.5)
+    answers ``Inserted a new cell with SOURCE``."""
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
@@ -82,6 +91,9 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "thin_space_retry": "READ-THINSPACE-1",
         "write_state_note": "WRITE-RESULT-1",
         "edit_state_note": "EDIT-RESULT-1",
+        "notebook_final_newline": "NBEDIT-WRITE-1",
+        "notebook_type_fields": "NBEDIT-REPLACE-1",
+        "unnamed_insert_text": "NBEDIT-RESULT-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose ``Profiles:`` line states it."""
@@ -161,6 +173,9 @@ _PROFILES: Final = (
         thin_space_retry=False,
         write_state_note=True,
         edit_state_note=True,
+        notebook_final_newline=True,
+        notebook_type_fields=True,
+        unnamed_insert_text=True,
     ),
 )
 

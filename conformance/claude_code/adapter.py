@@ -108,6 +108,8 @@ _START_TIMEOUT: Final = 90.0
 _TASK_TOOLS: Final = frozenset({"TaskOutput", "BashOutput", "TaskStop", "KillShell"})
 _COUNTED_TASK_ID: Final = re.compile(r"bash_[0-9]+")
 _OWN_FILES: Final = ("file-history", "tool-results", "tasks")
+_CARRIED_BLOCKS: Final = frozenset({"text", "image", "document"})
+"""The tool_result content blocks protocol v1 carries (its schema, conformance/schema)."""
 _SAFE_BUILT_INS: Final = frozenset({"Read", "Glob", "Grep"})
 
 
@@ -417,6 +419,15 @@ def _result(turn: TurnResult, use: Mapping[str, Any]) -> dict[str, Any]:
     block = turn.results.get(tool_use_id)
     if block is None:
         raise CliCrash(f"Claude Code sent no tool_result for {tool_use_id!r}")
+    content = block.get("content")
+    for part in content if isinstance(content, list) else ():
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind not in _CARRIED_BLOCKS:  # PROTO-UNSUPPORTED-1: shown as it is, or not at all
+            raise Unmappable(
+                f"the tool_result of {tool_use_id!r} holds a {kind!r} block "
+                "(2.1.332's ToolSearch answers tool_reference blocks), which protocol v1 "
+                "cannot carry"
+            )
     outcome: dict[str, Any] = {"dedup": inference.is_dedup_stub(block)}
     structured = turn.structured.get(tool_use_id)
     if isinstance(structured, dict):

@@ -141,8 +141,14 @@ def _new_id(cells: list[Any]) -> str:
             return candidate
 
 
-def apply_edit(notebook: _Notebook, inp: NotebookEditInput) -> _Edited | None:
-    """NBEDIT-REPLACE-1, NBEDIT-INSERT-1, NBEDIT-DELETE-1 on a copy; None without the cell."""
+def apply_edit(
+    notebook: _Notebook, inp: NotebookEditInput, *, type_fields: bool = False
+) -> _Edited | None:
+    """NBEDIT-REPLACE-1, NBEDIT-INSERT-1, NBEDIT-DELETE-1 on a copy; None without the cell.
+
+    ``type_fields``: a replaced cell whose type changes gets its new type's fields
+    (NBEDIT-REPLACE-1 under a profile that does so).
+    """
     doc = copy.deepcopy(notebook.doc)
     cells: list[Any] = doc["cells"]
     index = None if inp.cell_id is None else find_cell(cells, inp.cell_id)
@@ -175,8 +181,21 @@ def apply_edit(notebook: _Notebook, inp: NotebookEditInput) -> _Edited | None:
         target["outputs"] = []
     target["source"] = inp.new_source
     if inp.cell_type is not None:
+        if type_fields and inp.cell_type != target.get("cell_type"):
+            _fields_of_type(target, inp.cell_type)
         target["cell_type"] = inp.cell_type
     return _Edited(doc, name, target.get("cell_type"))
+
+
+def _fields_of_type(cell: dict[str, Any], cell_type: str) -> None:
+    """NBEDIT-REPLACE-1 under claude-code-latest: a code cell has a count and outputs
+    (added last), a markdown cell neither."""
+    if cell_type == "code":
+        cell.setdefault("execution_count", None)
+        cell.setdefault("outputs", [])
+    else:
+        cell.pop("execution_count", None)
+        cell.pop("outputs", None)
 
 
 def check_metadata(doc: dict[str, Any]) -> None:
@@ -185,9 +204,10 @@ def check_metadata(doc: dict[str, Any]) -> None:
         raise errors.NotebookValidationError(NO_METADATA)
 
 
-def serialize(doc: Mapping[str, Any]) -> str:
-    """NBEDIT-WRITE-1: JSON indented by 1, keys in their order, non-ASCII kept, no final newline."""
-    return json.dumps(doc, indent=1, ensure_ascii=False)
+def serialize(doc: Mapping[str, Any], *, final_newline: bool = False) -> str:
+    """NBEDIT-WRITE-1: JSON indented by 1, keys in their order, non-ASCII kept, no final
+    newline (one under a profile whose release writes it)."""
+    return json.dumps(doc, indent=1, ensure_ascii=False) + ("\n" if final_newline else "")
 
 
 def validate_input(inp: NotebookEditInput, ctx: ToolUseContext) -> None:
@@ -240,11 +260,16 @@ def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
     if not _unchanged_since_read(ctx, path, st, original):
         raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
     notebook = parse_notebook(original)
-    edited = None if notebook is None else apply_edit(notebook, inp)
+    profile = ctx.session.profile
+    edited = (
+        None
+        if notebook is None
+        else apply_edit(notebook, inp, type_fields=profile.notebook_type_fields)
+    )
     if edited is None:  # validate_input parsed it and found the cell: it changed since
         raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
     check_metadata(edited.doc)  # before anything is written
-    new_text = serialize(edited.doc)
+    new_text = serialize(edited.doc, final_newline=profile.notebook_final_newline)
     new_bytes = new_text.encode("utf-8")
     history.backup(ctx.session.session_dir, original)  # HIST-1
 
@@ -262,6 +287,9 @@ def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
     record_own_write(  # NBEDIT-STATE-1 (STATE-UPDATE-1, WRITE-NOTIFY-1)
         ctx, path, text=new_text, written=written, source="edit", change="changed"
     )
+    unnamed = (
+        profile.unnamed_insert_text and inp.edit_mode == "insert" and not _supports_ids(edited.doc)
+    )
     return ToolResult(  # NBEDIT-RESULT-1
         data={
             "notebook_path": path,
@@ -269,6 +297,8 @@ def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
             "cell_type": edited.cell_type,
             "edit_mode": inp.edit_mode,
             "new_source": inp.new_source,
+            # NBEDIT-RESULT-1 under a profile that names no id-less new cell
+            **({"newCellUnnamed": True} if unnamed else {}),
         }
     )
 
@@ -277,6 +307,8 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
     """NBEDIT-RESULT-1: the text the model sees."""
     if data["edit_mode"] == "delete":
         return f"Deleted cell {data['cell_id']}"
+    if data.get("newCellUnnamed"):  # NBEDIT-RESULT-1 under claude-code-latest
+        return f"Inserted a new cell with {data['new_source']}"
     verb = "Inserted" if data["edit_mode"] == "insert" else "Updated"
     return f"{verb} cell {data['cell_id']} with {data['new_source']}"
 

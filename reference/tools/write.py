@@ -135,8 +135,9 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
             # WRITE-RESULT-1: a create has no patch, as Claude Code 2.1.88 answers
             "structuredPatch": [] if original is None else structured_patch(original, content),
             "originalFile": original,
-            # WRITE-RESULT-1 under a profile whose Write text carries STATE_NOTE
-            **({"stateNote": True} if ctx.session.profile.write_state_note else {}),
+            # WRITE-RESULT-1 under claude-code-latest: 2.1.332's output has userModified,
+            # and its text the note (map_result reads the one from the other)
+            **({"userModified": False} if ctx.session.profile.write_state_note else {}),
         }
     )
 
@@ -147,7 +148,7 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
         message = f"File created successfully at: {data['filePath']}"
     else:
         message = f"The file {data['filePath']} has been updated successfully."
-    return message + STATE_NOTE if data.get("stateNote") else message
+    return message + STATE_NOTE if "userModified" in data else message
 
 
 WRITE_TOOL: Final[Tool[WriteInput]] = build_tool(

@@ -389,3 +389,15 @@ def test_auto_mode_and_probe_specifiers_are_unmappable(
     """SPEC: PROTO-UNSUPPORTED-1, PERM-CLASSIFIER-1, PERM-RULE-1"""
     with pytest.raises(Unmappable):
         _plan({"userSettings": {"permissions": permissions}}, tmp_path)
+
+
+def test_a_result_block_protocol_v1_cannot_carry_is_unsupported_not_passed_on() -> None:
+    from conformance.claude_code.adapter import _result
+    from conformance.claude_code.conversation import TurnResult
+
+    use = {"id": "t1", "name": "ToolSearch"}
+    shown = {"tool_use_id": "t1", "content": [{"type": "text", "text": "ok"}]}
+    assert _result(TurnResult({"t1": shown}, {}, []), use)["tool_result"] is shown
+    odd = {"tool_use_id": "t1", "content": [{"type": "tool_reference", "tool_name": "Probe"}]}
+    with pytest.raises(Unmappable, match="tool_reference"):
+        _result(TurnResult({"t1": odd}, {}, []), use)

@@ -228,6 +228,7 @@ def test_a_profile_placeholder_is_empty_except_under_its_profile() -> None:
     from conformance.profiles import placeholders_of
     from reference.profiles import STATE_NOTE
 
-    assert placeholders_of("documented") == {"{state_note}": ""}
-    assert placeholders_of("claude-code-2.1.88") == {"{state_note}": ""}
-    assert placeholders_of("claude-code-latest") == {"{state_note}": STATE_NOTE}
+    assert placeholders_of("documented") == {"{notebook_end}": "", "{state_note}": ""}
+    assert placeholders_of("claude-code-2.1.88") == placeholders_of("documented")
+    latest = {"{notebook_end}": "\n", "{state_note}": STATE_NOTE}
+    assert placeholders_of("claude-code-latest") == latest
