@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from conformance.claude_code.adapter import ClaudeCodeAdapter
+from conformance.claude_code.adapter import ClaudeCodeAdapter, _result
+from conformance.claude_code.conversation import TurnResult
 from conformance.claude_code.inference import is_dedup_stub
 from conformance.claude_code.install import Release
 from conformance.claude_code.mcp_server import PROBE_TOOLS
@@ -392,9 +393,6 @@ def test_auto_mode_and_probe_specifiers_are_unmappable(
 
 
 def test_a_result_block_protocol_v1_cannot_carry_is_unsupported_not_passed_on() -> None:
-    from conformance.claude_code.adapter import _result
-    from conformance.claude_code.conversation import TurnResult
-
     use = {"id": "t1", "name": "ToolSearch"}
     shown = {"tool_use_id": "t1", "content": [{"type": "text", "text": "ok"}]}
     assert _result(TurnResult({"t1": shown}, {}, []), use)["tool_result"] is shown

@@ -13,12 +13,19 @@ from conformance.claude_code.adapter import ClaudeCodeAdapter, played_profile
 from conformance.claude_code.install import Release
 from conformance.cli import main
 from conformance.fidelity import Report, profile_line
-from conformance.profiles import PROFILE_NAMES, holds_under, played_profiles
+from conformance.profiles import PROFILE_NAMES, holds_under, placeholders_of, played_profiles
 from conformance.registry import DEFAULT_SPEC, parse_spec
 from conformance.release_diff import Unspecified, diff_markdown, diff_reports
 from conformance.scenario import scenario_schema
 from reference.engine import Engine
-from reference.profiles import DOCUMENTED, PROFILES, VARIANT_IDS, Profile, varying_ids
+from reference.profiles import (
+    DOCUMENTED,
+    PROFILES,
+    STATE_NOTE,
+    VARIANT_IDS,
+    Profile,
+    varying_ids,
+)
 
 SPEC_TEXT = DEFAULT_SPEC.read_text("utf-8")
 _PROFILES_LINE = re.compile(r"Profiles: (.*?)(?=\n- \*\*|\n\n|\n#|\Z)", re.S)
@@ -225,9 +232,6 @@ def test_a_release_does_not_claim_the_tools_it_was_measured_to_lack() -> None:
 
 
 def test_a_profile_placeholder_is_empty_except_under_its_profile() -> None:
-    from conformance.profiles import placeholders_of
-    from reference.profiles import STATE_NOTE
-
     assert placeholders_of("documented") == {"{notebook_end}": "", "{state_note}": ""}
     assert placeholders_of("claude-code-2.1.88") == placeholders_of("documented")
     latest = {"{notebook_end}": "\n", "{state_note}": STATE_NOTE}
