@@ -64,6 +64,10 @@ class Profile:
     edit_state_note: bool = False
     """EDIT-RESULT-1: a successful Edit's text ends with STATE_NOTE (not when STALE_EDIT_NOTE
     is there: the file then holds changes the model has not seen)."""
+    write_keeps_bom: bool = False
+    """WRITE-ENC-1: Write over a file with a byte order mark keeps the mark."""
+    fill_keeps_bom: bool = False
+    """EDIT-CREATE-1: an Edit filling a file of only a byte order mark keeps the mark."""
     notebook_final_newline: bool = False
     """NBEDIT-WRITE-1: the written notebook ends with a newline."""
     notebook_type_fields: bool = False
@@ -94,6 +98,8 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "notebook_final_newline": "NBEDIT-WRITE-1",
         "notebook_type_fields": "NBEDIT-REPLACE-1",
         "unnamed_insert_text": "NBEDIT-RESULT-1",
+        "write_keeps_bom": "WRITE-ENC-1",
+        "fill_keeps_bom": "EDIT-CREATE-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose ``Profiles:`` line states it."""
@@ -175,6 +181,8 @@ _PROFILES: Final = (
         edit_state_note=True,
         notebook_final_newline=True,
         notebook_type_fields=True,
+        write_keeps_bom=True,
+        fill_keeps_bom=True,
         unnamed_insert_text=True,
     ),
 )

@@ -139,6 +139,7 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
         # EDIT-ENC-1: the encoding and byte order mark kept, except that a file with
         # no text filled by an empty old_string loses its mark (EDIT-CREATE-1).
         filled = inp.old_string == "" and not original
+        filled = filled and not ctx.session.profile.fill_keeps_bom  # EDIT-CREATE-1's variant
         written = fileio.atomic_write(path, text.encode(new_text, encoding, bom=not filled))
     # --- end of critical section ---
 

@@ -98,9 +98,11 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
         st = fileio.stat(path)
         original: str | None = None
         encoding = text.Encoding.UTF8  # WRITE-ENC-1: a new file is UTF-8 without BOM
+        had_bom = False
         if st.kind is fileio.FileKind.REGULAR:
             data = fileio.read_bytes(path)
             encoding = text.detect_encoding(data)
+            had_bom = bool(encoding.bom) and data.startswith(encoding.bom)
             original = text.decode(data, encoding)
             record = ctx.session.read_state.get(path)
             stale = _read_missing(ctx, path, record) or (  # WRITE-READ-1
@@ -115,8 +117,10 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
         content = inp.content
         if not text.keeps_trailing_whitespace(path):
             content = text.strip_trailing_whitespace(content)
-        # WRITE-ENC-1: the file's encoding, without its byte order mark.
-        written = fileio.atomic_write(path, text.encode(content, encoding, bom=False))
+        # WRITE-ENC-1: the file's encoding, without its byte order mark (kept under a
+        # profile whose release keeps it).
+        bom = had_bom and ctx.session.profile.write_keeps_bom
+        written = fileio.atomic_write(path, text.encode(content, encoding, bom=bom))
     # --- end of critical section ---
 
     record_own_write(  # WRITE-STATE-1, WRITE-NOTIFY-1
