@@ -140,3 +140,53 @@ def _documented_no_thinspace_retry(engine: MutantEngine) -> None:
 )
 def _latest_thinspace_retry(engine: MutantEngine) -> None:
     _play(engine, thin_space_retry=True)
+
+
+# -- the variants modelled after the whole 2.1.332 run ---------------------------------
+
+
+@session_fault(
+    "documented-plays-latest-state-note",
+    "Under documented, Write and Edit texts end with 2.1.332's file-state note",
+    breaks=("WRITE-RESULT-1", "EDIT-RESULT-1"),
+)
+def _documented_state_note(engine: MutantEngine) -> None:
+    _play(engine, write_state_note=True, edit_state_note=True)
+
+
+@session_fault(
+    "documented-plays-latest-bom",
+    "Under documented, Write and an Edit filling a BOM-only file keep the byte order mark",
+    breaks=("WRITE-ENC-1", "EDIT-CREATE-1"),
+)
+def _documented_bom(engine: MutantEngine) -> None:
+    _play(engine, write_keeps_bom=True, fill_keeps_bom=True)
+
+
+@session_fault(
+    "documented-plays-latest-cell-types",
+    "Under documented, a cell whose type changes gets its new type's keys (latest's NBEDIT-REPLACE-1)",
+    breaks=("NBEDIT-REPLACE-1",),
+)
+def _documented_cell_types(engine: MutantEngine) -> None:
+    _play(engine, notebook_type_fields=True)
+
+
+@session_fault(
+    "latest-plays-documented-notebook-end",
+    "Under claude-code-latest, a written notebook has no final newline (documented NBEDIT-WRITE-1)",
+    breaks=("NBEDIT-WRITE-1",),
+    profile="claude-code-latest",
+)
+def _latest_notebook_end(engine: MutantEngine) -> None:
+    _play(engine, notebook_final_newline=False)
+
+
+@session_fault(
+    "latest-plays-documented-insert-name",
+    "Under claude-code-latest, an insert into a 4.4 notebook names cell-N (documented text)",
+    breaks=("NBEDIT-RESULT-1",),
+    profile="claude-code-latest",
+)
+def _latest_insert_name(engine: MutantEngine) -> None:
+    _play(engine, unnamed_insert_text=False)
