@@ -165,7 +165,7 @@ def _documented_bom(engine: MutantEngine) -> None:
 
 @session_fault(
     "documented-plays-latest-cell-types",
-    "Under documented, a cell whose type changes gets its new type's keys (latest's NBEDIT-REPLACE-1)",
+    "Under documented, a cell whose type changes gets its new type's keys (latest's variant)",
     breaks=("NBEDIT-REPLACE-1",),
 )
 def _documented_cell_types(engine: MutantEngine) -> None:
