@@ -242,6 +242,12 @@ class ClaudeCodeAdapter:
         self._work = Path(tempfile.mkdtemp(prefix="toolconf-cc-"))
         config = self._work / "config"
         config.mkdir()
+        # PERM-SOURCE-1: the session's project is a trusted one, as a user's is once the
+        # trust dialog was accepted; 2.1.332 ignores a projectSettings allow rule without
+        # (measured 2026-12-02), 2.1.88 did not ask
+        trusted = {"hasTrustDialogAccepted": True}
+        projects = {"projects": {root: trusted, cwd: trusted}}
+        (config / ".claude.json").write_text(json.dumps(projects), encoding="utf-8")
         # without one, a home of the connector's own, removed with the session
         home = str(session.get("home") or env.get("HOME") or "")
         if not home:
