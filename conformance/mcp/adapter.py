@@ -200,6 +200,7 @@ class McpAdapter:
                 start_timeout=self.mapping.start_timeout,
                 mode=self.mapping.mode,
                 validate_output=self.mapping.results.validate_output,
+                transport=self.mapping.transport,
             )
         except (ServerCrash, ServerTimeout):
             self._stop_server(keep_log=True)

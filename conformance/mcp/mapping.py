@@ -26,6 +26,9 @@ peer) saying:
   the structured output as JSON; ``none``), ``meta`` (the ``_meta`` keys
   holding the protocol outcome and events, and the request ``_meta`` key for
   the tool_use id);
+- ``transport``: ``stdio`` (the default) or ``http``: the command then
+  serves streamable HTTP and prints its endpoint's URL, on the loopback
+  address, as its first line on stdout (``reference.mcp_server --http``);
 - ``task_ids``: how the peer names its background tasks, ``counted``
   (``bash_1``, BASH-BG-1, the default) or ``random``: then a task tool
   naming a counted id has no counterpart (``conformance.peer_rules``).
@@ -126,6 +129,8 @@ class McpMapping:
     """The SDK client's negotiation: ``legacy`` (initialize handshake) or ``auto``."""
     task_ids: str = "counted"
     """How the peer names background tasks: ``counted`` (BASH-BG-1) or ``random``."""
+    transport: str = "stdio"
+    """How the client reaches the server: ``stdio``, or ``http`` at the URL it prints first."""
 
     def tool_for(self, name: str) -> ToolMap:
         """The server tool playing ``name``.
@@ -227,6 +232,9 @@ def load_mapping(spec: str) -> McpMapping:
     mode = str(data.get("mode", "legacy"))
     if mode not in {"legacy", "auto"}:
         raise _problem(path, "mode must be legacy or auto")
+    transport = str(data.get("transport", "stdio"))
+    if transport not in {"stdio", "http"}:
+        raise _problem(path, "transport must be stdio or http")
     task_ids = str(data.get("task_ids", "counted"))
     if task_ids not in {"counted", "random"}:
         raise _problem(path, "task_ids must be counted or random")
@@ -248,6 +256,7 @@ def load_mapping(spec: str) -> McpMapping:
         start_timeout=float(data.get("start_timeout", 60.0)),
         mode=mode,
         task_ids=task_ids,
+        transport=transport,
     )
 
 
