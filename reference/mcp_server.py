@@ -1,4 +1,4 @@
-"""``python -m reference.mcp_server``: the reference engine's tools over MCP (stdio).
+"""``python -m reference.mcp_server``: the reference engine's tools over MCP (stdio or HTTP).
 
 Any MCP client (an agent, an IDE, the conformance suite's ``mcp:`` connector)
 can use the engine through this server, built on the official ``mcp`` SDK
@@ -20,7 +20,10 @@ Settings come from the usual files (``/etc/claude-code/managed-settings.json``,
 ``~/.claude/settings.json``, ``ROOT/.claude/settings.json``,
 ``ROOT/.claude/settings.local.json``) or from options (``--settings``,
 ``--settings-source``, ``--permission-mode``); the engine's knobs come from
-the server's environment, as a CLI's do. Example client entry::
+the server's environment, as a CLI's do. ``--http 127.0.0.1:PORT`` serves
+streamable HTTP at ``/mcp`` instead, on the loopback address only, printing
+the endpoint's URL first; there each MCP session is a session of its own.
+Example client entry::
 
     {"mcpServers": {"toolconf": {"command": "python",
                                  "args": ["-m", "reference.mcp_server"]}}}
@@ -31,19 +34,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 import threading
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import anyio
 import anyio.to_thread
+import uvicorn
 from mcp import types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from reference import __version__
 from reference.engine import Engine
@@ -51,11 +62,16 @@ from reference.settings import PERMISSION_MODES, SOURCES
 
 __all__ = [
     "EVENTS_META",
+    "HTTP_HOST",
+    "HTTP_PATH",
     "OUTCOME_META",
     "SERVER_NAME",
     "TOOL_USE_ID_META",
     "EngineSession",
+    "HttpSessions",
     "SessionOptions",
+    "build_http_app",
+    "http_address",
     "main",
     "to_mcp_content",
 ]
@@ -67,6 +83,11 @@ EVENTS_META: Final = "toolconf/events"
 """Result ``_meta`` key: the protocol v1 ``events`` of the call."""
 TOOL_USE_ID_META: Final = "toolconf/tool_use_id"
 """Request ``_meta`` key a client may set: the tool_use id the call runs under."""
+HTTP_HOST: Final = "127.0.0.1"
+"""The one address ``--http`` binds: loopback, never a reachable interface."""
+HTTP_PATH: Final = "/mcp"
+_SESSION_HEADER: Final = "mcp-session-id"
+LifespanT = TypeVar("LifespanT")
 
 _USUAL_FILES: Final = {
     "policySettings": ("/etc/claude-code/managed-settings.json",),
@@ -242,7 +263,8 @@ def settings_from(args: argparse.Namespace, root: str, home: str) -> dict[str, d
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m reference.mcp_server",
-        description="The reference engine's tools over MCP (stdio); one connection, one session.",
+        description="The reference engine's tools over MCP (stdio, or HTTP with --http); "
+        "one connection, one session.",
     )
     parser.add_argument("--root", help="the session root (default: the working directory)")
     parser.add_argument("--cwd", help="the session's starting cwd (default: the root)")
@@ -268,6 +290,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--session-dir", help="where persisted results and task output go")
     parser.add_argument("--test-tools", action="store_true", help="register the Probe test tools")
+    parser.add_argument(
+        "--http",
+        metavar="127.0.0.1:PORT",
+        help="serve streamable HTTP at /mcp instead of stdio, a session per MCP session "
+        "(loopback only; port 0 picks one; the URL is printed first)",
+    )
     return parser
 
 
@@ -303,11 +331,24 @@ def build_server(options: SessionOptions) -> Server[EngineSession]:
         finally:
             session.close()
 
+    async def session_of(ctx: ServerRequestContext[EngineSession]) -> EngineSession:
+        return ctx.lifespan_context
+
+    return _build(lifespan, session_of)
+
+
+def _build(
+    lifespan: Callable[[Any], AbstractAsyncContextManager[LifespanT]],
+    session_of: Callable[[ServerRequestContext[LifespanT]], Awaitable[EngineSession]],
+) -> Server[LifespanT]:
+    """The SDK server whose handlers run on the session ``session_of`` finds for a request."""
+
     async def list_tools(
-        ctx: ServerRequestContext[EngineSession], _params: types.PaginatedRequestParams | None
+        ctx: ServerRequestContext[LifespanT], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         # PROTO-MCP-TOOLS-1: the API export with its SPEC input schemas, in pool order
-        exported = await anyio.to_thread.run_sync(ctx.lifespan_context.tools)
+        session = await session_of(ctx)
+        exported = await anyio.to_thread.run_sync(session.tools)
         return types.ListToolsResult(
             tools=[
                 types.Tool(
@@ -320,12 +361,12 @@ def build_server(options: SessionOptions) -> Server[EngineSession]:
         )
 
     async def call_tool(
-        ctx: ServerRequestContext[EngineSession], params: types.CallToolRequestParams
+        ctx: ServerRequestContext[LifespanT], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         meta = dict(params.meta or {})
         given = meta.get(TOOL_USE_ID_META)
         tool_use_id = given if isinstance(given, str) and given else None
-        session = ctx.lifespan_context
+        session = await session_of(ctx)
         answer = await anyio.to_thread.run_sync(
             session.call, params.name, params.arguments or {}, tool_use_id
         )
@@ -358,15 +399,138 @@ async def _serve(options: SessionOptions) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+class HttpSessions:
+    """The sessions of a streamable-HTTP server, one per MCP session id (PROTO-MCP-HTTP-1).
+
+    A session begins with the first request of its ``Mcp-Session-Id`` and
+    ends at the ``DELETE`` that terminates it, or when the server stops.
+    """
+
+    def __init__(self, options: SessionOptions) -> None:
+        self._options = options
+        self._open: dict[str, EngineSession] = {}
+        self._lock = threading.Lock()
+
+    def of(self, session_id: str) -> EngineSession:
+        """The session of this MCP session id, begun on first use."""
+        with self._lock:
+            session = self._open.get(session_id)
+            if session is None:
+                session = self._open[session_id] = EngineSession(self._options)
+            return session
+
+    def end(self, session_id: str) -> None:
+        """End the session of this id, if one began (PROTO-END-1)."""
+        with self._lock:
+            session = self._open.pop(session_id, None)
+        if session is not None:
+            session.close()
+
+    def end_all(self) -> None:
+        """End every open session: the server stops."""
+        with self._lock:
+            sessions, self._open = list(self._open.values()), {}
+        for session in sessions:
+            session.close()
+
+
+def build_http_app(options: SessionOptions) -> Starlette:
+    """The ASGI app serving streamable HTTP at ``/mcp``, a session per MCP session.
+
+    PROTO-MCP-HTTP-1: every MCP session id is a session of its own.
+    """
+    sessions = HttpSessions(options)
+
+    @asynccontextmanager
+    async def no_lifespan(_server: Any) -> AsyncIterator[HttpSessions]:
+        yield sessions
+
+    async def session_of(ctx: ServerRequestContext[HttpSessions]) -> EngineSession:
+        request = ctx.request
+        session_id = request.headers.get(_SESSION_HEADER) if isinstance(request, Request) else None
+        if not session_id:  # the stateful manager gives every request after initialize one
+            raise SetupError("a request with no MCP session id")
+        return await anyio.to_thread.run_sync(ctx.lifespan_context.of, session_id)
+
+    manager = StreamableHTTPSessionManager(
+        app=_build(no_lifespan, session_of), session_idle_timeout=None
+    )
+
+    async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        await manager.handle_request(scope, receive, send)
+        if scope["type"] == "http" and scope["method"] == "DELETE":
+            given = Headers(scope=scope).get(_SESSION_HEADER)
+            if given:  # PROTO-MCP-HTTP-1: the DELETE that terminates an MCP session ends ours
+                await anyio.to_thread.run_sync(sessions.end, given)
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            try:
+                yield
+            finally:
+                await anyio.to_thread.run_sync(sessions.end_all)
+
+    return Starlette(routes=[Route(HTTP_PATH, endpoint=_Asgi(endpoint))], lifespan=lifespan)
+
+
+class _Asgi:
+    """A plain ASGI callable, which Starlette's ``Route`` serves as it is (every method)."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._app(scope, receive, send)
+
+
+def http_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` of ``--http``, the host the loopback address (PROTO-MCP-HTTP-1).
+
+    Raises:
+        SetupError: not ``127.0.0.1:PORT`` with a port from 0 to 65535.
+    """
+    host, sep, port = text.rpartition(":")
+    if not sep or host != HTTP_HOST or not port.isdigit() or int(port) > 65535:
+        raise SetupError(f"--http {text!r}: give {HTTP_HOST}:PORT (loopback only; port 0: any)")
+    return host, int(port)
+
+
+async def _serve_http(options: SessionOptions, sock: socket.socket) -> None:
+    config = uvicorn.Config(
+        build_http_app(options), log_level="warning", lifespan="on", timeout_graceful_shutdown=5
+    )
+    await uvicorn.Server(config).serve(sockets=[sock])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Serve one connection on stdin/stdout until it closes; 2 on a bad setup."""
+    """Serve one connection on stdin/stdout until it closes; 2 on a bad setup.
+
+    With ``--http 127.0.0.1:PORT``, serve streamable HTTP until stopped,
+    after printing the endpoint's URL as the first line on stdout
+    (PROTO-MCP-HTTP-1).
+    """
     try:
         options = options_from(argv)
         EngineSession(options).close()  # a bad root or settings file fails before serving
+        http = _parser().parse_args(argv).http
+        address = http_address(http) if http else None
     except SetupError as exc:
         print(f"reference.mcp_server: {exc}", file=sys.stderr)
         return 2
-    anyio.run(_serve, options)
+    if address is None:
+        anyio.run(_serve, options)
+        return 0
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        print(f"reference.mcp_server: --http {http}: {exc}", file=sys.stderr)
+        return 2
+    sock.listen(64)
+    print(f"http://{HTTP_HOST}:{sock.getsockname()[1]}{HTTP_PATH}", flush=True)
+    anyio.run(_serve_http, options, sock)
     return 0
 
 

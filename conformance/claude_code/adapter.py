@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -44,6 +43,7 @@ from conformance.claude_code.install import Release
 from conformance.claude_code.mcp_server import PROBE_TOOLS
 from conformance.claude_code.settings_map import Unmappable, plan
 from conformance.errors import SchemaViolation
+from conformance.peer_rules import counted_task_id, names_own_files
 from conformance.protocol import check_request
 
 __all__ = ["ABSENT_FEATURES", "FEATURES", "UNREPORTED", "ClaudeCodeAdapter", "release_features"]
@@ -105,9 +105,6 @@ UNREPORTED: Final = (
 """Outcome fields Claude Code does not show through its public interfaces."""
 
 _START_TIMEOUT: Final = 90.0
-_TASK_TOOLS: Final = frozenset({"TaskOutput", "BashOutput", "TaskStop", "KillShell"})
-_COUNTED_TASK_ID: Final = re.compile(r"bash_[0-9]+")
-_OWN_FILES: Final = ("file-history", "tool-results", "tasks")
 _CARRIED_BLOCKS: Final = frozenset({"text", "image", "document"})
 """The tool_result content blocks protocol v1 carries (its schema, conformance/schema)."""
 _SAFE_BUILT_INS: Final = frozenset({"Read", "Glob", "Grep"})
@@ -351,13 +348,13 @@ class ClaudeCodeAdapter:
         for use in uses:
             name = str(use.get("name"))
             tool_input = use.get("input") if isinstance(use.get("input"), dict) else {}
-            task_id = str(tool_input.get("task_id")) if isinstance(tool_input, dict) else ""
-            if name in _TASK_TOOLS and _COUNTED_TASK_ID.fullmatch(task_id):
+            task_id = counted_task_id(name, tool_input)
+            if task_id is not None:
                 raise Unmappable(
                     f"{name} names the counted task id {task_id!r} (BASH-BG-1); Claude Code "
                     "names background tasks with random ids"
                 )
-            if self._session_dir is not None and _names_own_files(tool_input, self._session_dir):
+            if self._session_dir is not None and names_own_files(tool_input, self._session_dir):
                 raise Unmappable(
                     "the call reads the session directory's file history, persisted results "
                     "or task output; Claude Code keeps those in its own config directory"
@@ -453,18 +450,6 @@ def _result(turn: TurnResult, use: Mapping[str, Any]) -> dict[str, Any]:
 
 def _is_tool_use(block: Mapping[str, Any]) -> bool:
     return bool(block.get("type", "tool_use") == "tool_use")
-
-
-def _names_own_files(value: Any, session_dir: str) -> bool:
-    """Whether a string in ``value`` is a path in the session directory's own subdirectories."""
-    if isinstance(value, str):
-        base = session_dir.rstrip("/") + "/"
-        return any(value == base + n or value.startswith(base + n + "/") for n in _OWN_FILES)
-    if isinstance(value, dict):
-        return any(_names_own_files(v, session_dir) for v in value.values())
-    if isinstance(value, list):
-        return any(_names_own_files(v, session_dir) for v in value)
-    return False
 
 
 def _is_safe(use: Mapping[str, Any]) -> bool:

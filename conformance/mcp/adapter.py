@@ -9,7 +9,11 @@ to the server tool and its input (``mapping.map_input``) and the result
 back; ``end`` stops the process. ``message`` (the scheduler) and ``tools``
 (the pool rules) have no MCP counterpart a peer can show, so they are
 ``unsupported``, as is any setup or input the mapping cannot carry: such a
-scenario is not applicable, never failed (PROTO-MCP-APPLICABLE-1).
+scenario is not applicable, never failed (PROTO-MCP-APPLICABLE-1). So is a
+call naming the session directory's own files when the peer is not given the
+session directory, or a counted task id when the peer names its tasks at
+random (``conformance.peer_rules``, the rules the claude-code: connector
+applies too).
 
 A result is read back as the mapping says, and only so: the MCP content
 blocks are the tool_result content (a lone text block as a string, images
@@ -39,6 +43,7 @@ from conformance import __version__
 from conformance.errors import SchemaViolation
 from conformance.mcp.client import ServerCrash, ServerProcess, ServerTimeout
 from conformance.mcp.mapping import McpMapping, Unmappable, expand, map_input
+from conformance.peer_rules import counted_task_id, names_own_files
 from conformance.protocol import check_request
 from reference.settings import SOURCES
 
@@ -70,6 +75,7 @@ class McpAdapter:
         self.call_timeout = call_timeout
         self._server: ServerProcess | None = None
         self._work: Path | None = None
+        self._session_dir: str | None = None
         self._stderr_at = 0
 
     # -- protocol -----------------------------------------------------------
@@ -168,6 +174,8 @@ class McpAdapter:
             raise Unmappable(f"{self.mapping.name} registers no test tools")
         self._work = Path(tempfile.mkdtemp(prefix="toolconf-mcp-"))
         self._stderr_at = 0
+        given_dir = session.get("session_dir")
+        self._session_dir = str(given_dir) if given_dir else None
         values = self._values(session)
         Path(values["home"]).mkdir(parents=True, exist_ok=True)
         argv = self._argv(values)
@@ -192,6 +200,7 @@ class McpAdapter:
                 start_timeout=self.mapping.start_timeout,
                 mode=self.mapping.mode,
                 validate_output=self.mapping.results.validate_output,
+                transport=self.mapping.transport,
             )
         except (ServerCrash, ServerTimeout):
             self._stop_server(keep_log=True)
@@ -213,9 +222,11 @@ class McpAdapter:
             for name, value in given.items():
                 permissions = value.get("permissions") if isinstance(value, Mapping) else None
                 others = set(value) - _SOURCE_KEYS if isinstance(value, Mapping) else {"?"}
-                extra = {"?"}
+                extra: set[str] = set()  # no permissions key: only its other keys count
                 if isinstance(permissions, Mapping):
                     extra = set(permissions) - {"allow"}
+                elif permissions is not None:
+                    extra = {"permissions"}
                 if others or extra:
                     raise Unmappable(
                         f"{self.mapping.name} has no permission layer or hooks: {name} "
@@ -255,6 +266,7 @@ class McpAdapter:
     def _call(self, request: Mapping[str, Any]) -> dict[str, Any]:
         tool_use = request["tool_use"]
         name, tool_use_id = str(tool_use["name"]), str(tool_use["id"])
+        self._check_addressable(name, tool_use["input"])
         tool_map = self.mapping.tool_for(name)
         arguments = map_input(name, tool_map, tool_use["input"])
         rules = self.mapping.results
@@ -277,6 +289,31 @@ class McpAdapter:
             self._stop_server(keep_log=True)
             raise
         return self._read_back(result, tool_use_id)
+
+    def _check_addressable(self, name: str, tool_input: object) -> None:
+        """PROTO-MCP-APPLICABLE-1: refuse a call naming what the peer keeps or names otherwise.
+
+        A peer not given the session directory (no ``session_dir`` argv in
+        its mapping) keeps its file history, persisted results and task
+        output elsewhere, if at all; a peer whose mapping says ``task_ids:
+        random`` has no task called ``bash_1``.
+
+        Raises:
+            Unmappable: the call addresses one of these.
+        """
+        session_dir = self._session_dir
+        given = "session_dir" in self.mapping.session_args
+        if session_dir is not None and not given and names_own_files(tool_input, session_dir):
+            raise Unmappable(
+                f"{self.mapping.name} is given no session directory: the call names its "
+                "file history, persisted results or task output, which the peer keeps elsewhere"
+            )
+        task_id = counted_task_id(name, tool_input)
+        if task_id is not None and self.mapping.task_ids == "random":
+            raise Unmappable(
+                f"{name} names the counted task id {task_id!r} (BASH-BG-1); "
+                f"{self.mapping.name} names background tasks at random"
+            )
 
     def _read_back(self, result: Mapping[str, Any], tool_use_id: str) -> dict[str, Any]:
         rules = self.mapping.results

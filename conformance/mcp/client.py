@@ -7,6 +7,12 @@ a deadline. A call that does not come back in time raises ``ServerTimeout``;
 ``close`` then cancels what is pending and lets the SDK stop the process
 (stdin closed, then the process group terminated and killed, every wait
 bounded), so a hanging server never stalls a run (PROTO-MCP-HANG-1).
+
+With ``transport="http"`` the process is started here instead: its first
+line on stdout is the URL of its streamable-HTTP endpoint, which must be on
+the loopback address and come within the start timeout; the SDK's
+``streamable_http_client`` talks to it, and ``close`` ends the MCP session
+(its ``DELETE``) and then stops the process group, every wait bounded.
 """
 
 from __future__ import annotations
@@ -15,13 +21,19 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import os
+import queue
+import signal
+import subprocess
 import threading
 from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import Any, TextIO, TypeVar, cast
+from typing import IO, Any, TextIO, TypeVar, cast
+from urllib.parse import urlsplit
 
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation, RequestParamsMeta
 
 __all__ = ["ServerCrash", "ServerProcess", "ServerTimeout"]
@@ -31,6 +43,7 @@ T = TypeVar("T")
 # passthrough name); the result says what happened, so a run's console is spared them
 logging.getLogger("mcp.client.session").setLevel(logging.ERROR)
 _STOP_GRACE = 15.0
+_LOOPBACK = "127.0.0.1"
 
 
 class ServerTimeout(Exception):
@@ -59,6 +72,7 @@ class ServerProcess:
         start_timeout: float,
         mode: str = "legacy",
         validate_output: bool = True,
+        transport: str = "stdio",
     ) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -67,10 +81,22 @@ class ServerProcess:
         self._client: Client | None = None
         self._validate_output = validate_output
         self._errlog: TextIO = stderr.open("a", encoding="utf-8")
+        self._process: subprocess.Popen[str] | None = None
         self.server_info: Implementation | None = None
-        params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd, env=dict(env))
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._main = asyncio.run_coroutine_threadsafe(self._serve(params, mode, ready), self._loop)
+        if transport == "http":
+            try:
+                url = self._start_http(argv, cwd=cwd, env=env, timeout=start_timeout)
+            except BaseException:
+                self.close()
+                raise
+            connection: Any = streamable_http_client(url)
+        else:
+            params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd, env=dict(env))
+            connection = stdio_client(params, errlog=self._errlog)
+        self._main = asyncio.run_coroutine_threadsafe(
+            self._serve(connection, mode, ready), self._loop
+        )
         try:
             ready.result(timeout=start_timeout)
         except concurrent.futures.TimeoutError:
@@ -81,14 +107,50 @@ class ServerProcess:
             self.close()
             raise ServerCrash(f"the server did not start: {_describe(exc)}") from exc
 
+    def _start_http(
+        self, argv: list[str], *, cwd: str, env: Mapping[str, str], timeout: float
+    ) -> str:
+        """Start an HTTP server process; the loopback URL its first stdout line gives.
+
+        Raises:
+            ServerCrash: it did not start, exited, or named no loopback URL.
+            ServerTimeout: no line came within ``timeout``.
+        """
+        try:
+            self._process = process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=self._errlog,
+                text=True,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ServerCrash(f"the server did not start: {exc}") from exc
+        assert process.stdout is not None
+        lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(
+            target=_drain, args=(process.stdout, lines, self._errlog), daemon=True
+        ).start()
+        try:
+            first = lines.get(timeout=timeout).strip()
+        except queue.Empty:
+            raise ServerTimeout(f"the server named no URL in {timeout:g} s") from None
+        parts = urlsplit(first)
+        if not first or parts.scheme != "http" or parts.hostname != _LOOPBACK:
+            raise ServerCrash(
+                f"the server's first line is not an http://{_LOOPBACK} URL: {first!r}"
+            )
+        return first
+
     async def _serve(
-        self, params: StdioServerParameters, mode: str, ready: concurrent.futures.Future[None]
+        self, connection: Any, mode: str, ready: concurrent.futures.Future[None]
     ) -> None:
         self._stop = asyncio.Event()
         try:
-            async with Client(
-                stdio_client(params, errlog=self._errlog), mode=mode, raise_exceptions=False
-            ) as client:
+            async with Client(connection, mode=mode, raise_exceptions=False) as client:
                 if not self._validate_output:
                     await client.list_tools()  # the SDK lists before it first validates
                 self._client = client
@@ -158,18 +220,50 @@ class ServerProcess:
         stop = self._stop
         if stop is not None:
             loop.call_soon_threadsafe(stop.set)
-        with contextlib.suppress(BaseException):
-            self._main.result(timeout=_STOP_GRACE)
-        if not self._main.done():
-            self._main.cancel()
+        main = getattr(self, "_main", None)
+        if main is not None:
             with contextlib.suppress(BaseException):
-                self._main.result(timeout=_STOP_GRACE)
+                main.result(timeout=_STOP_GRACE)
+            if not main.done():
+                main.cancel()
+                with contextlib.suppress(BaseException):
+                    main.result(timeout=_STOP_GRACE)
+        if self._process is not None:
+            _stop_group(self._process)
         loop.call_soon_threadsafe(loop.stop)
         self._thread.join(timeout=_STOP_GRACE)
         if not self._thread.is_alive():
             loop.close()
         with contextlib.suppress(OSError):
             self._errlog.close()
+
+
+def _drain(stream: IO[str], lines: queue.Queue[str], log: TextIO) -> None:
+    """Hand the first line of ``stream`` to ``lines``, the rest to the server's log."""
+    first = True
+    with contextlib.suppress(OSError, ValueError):
+        for line in stream:
+            if first:
+                lines.put(line)
+                first = False
+            else:
+                log.write(line)
+    if first:
+        lines.put("")  # the server exited before it named its URL
+
+
+def _stop_group(process: subprocess.Popen[str]) -> None:
+    """Terminate the server's process group, then kill it; every wait bounded."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if process.poll() is not None:
+            break
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=_STOP_GRACE / 3)
+    if process.stdout is not None:
+        with contextlib.suppress(OSError):
+            process.stdout.close()
 
 
 def _forget_output_schemas(client: Client) -> None:

@@ -25,13 +25,21 @@ peer) saying:
   content as the tool_result content), ``output`` (``json_text``: the text is
   the structured output as JSON; ``none``), ``meta`` (the ``_meta`` keys
   holding the protocol outcome and events, and the request ``_meta`` key for
-  the tool_use id).
+  the tool_use id);
+- ``transport``: ``stdio`` (the default) or ``http``: the command then
+  serves streamable HTTP and prints its endpoint's URL, on the loopback
+  address, as its first line on stdout (``reference.mcp_server --http``);
+- ``task_ids``: how the peer names its background tasks, ``counted``
+  (``bash_1``, BASH-BG-1, the default) or ``random``: then a task tool
+  naming a counted id has no counterpart (``conformance.peer_rules``).
 
 Honesty (PROTO-MCP-APPLICABLE-1): a mapping only renames and moves what the
 peer does. An input the mapping cannot carry (a key it does not map, a
-``fixed`` key with another value, a non-object input) makes the request
-``unsupported``, so the scenario is not applicable; nothing the peer lacks
-(line numbers, a read-before-write check, a dedup stub) is ever added.
+``fixed`` key with another value, a non-object input, a path in the session
+directory's own files when the peer is given no ``session_dir``, a counted
+task id when it names tasks at random) makes the request ``unsupported``, so
+the scenario is not applicable; nothing the peer lacks (line numbers, a
+read-before-write check, a dedup stub) is ever added.
 """
 
 from __future__ import annotations
@@ -119,6 +127,10 @@ class McpMapping:
     start_timeout: float = 60.0
     mode: str = "legacy"
     """The SDK client's negotiation: ``legacy`` (initialize handshake) or ``auto``."""
+    task_ids: str = "counted"
+    """How the peer names background tasks: ``counted`` (BASH-BG-1) or ``random``."""
+    transport: str = "stdio"
+    """How the client reaches the server: ``stdio``, or ``http`` at the URL it prints first."""
 
     def tool_for(self, name: str) -> ToolMap:
         """The server tool playing ``name``.
@@ -220,6 +232,12 @@ def load_mapping(spec: str) -> McpMapping:
     mode = str(data.get("mode", "legacy"))
     if mode not in {"legacy", "auto"}:
         raise _problem(path, "mode must be legacy or auto")
+    transport = str(data.get("transport", "stdio"))
+    if transport not in {"stdio", "http"}:
+        raise _problem(path, "transport must be stdio or http")
+    task_ids = str(data.get("task_ids", "counted"))
+    if task_ids not in {"counted", "random"}:
+        raise _problem(path, "task_ids must be counted or random")
     return McpMapping(
         name=str(data.get("name") or path.stem),
         path=path,
@@ -237,6 +255,8 @@ def load_mapping(spec: str) -> McpMapping:
         results=rules,
         start_timeout=float(data.get("start_timeout", 60.0)),
         mode=mode,
+        task_ids=task_ids,
+        transport=transport,
     )
 
 

@@ -262,3 +262,53 @@ def test_adapter_refuses_message_and_tools_as_unsupported(tmp_path: Path) -> Non
         assert adapter.handle({"seq": 3, "cmd": "tools"})["error"]["kind"] == "unsupported"
     finally:
         adapter.close()
+
+
+def test_what_the_peer_keeps_or_names_otherwise_is_unsupported(tmp_path: Path) -> None:
+    """PROTO-MCP-APPLICABLE-1: own files of an ungiven session directory; random task ids."""
+    mapping = tmp_path / "elsewhere.yaml"
+    mapping.write_text(
+        textwrap.dedent(
+            """\
+            name: elsewhere
+            implementation: {name: elsewhere, version: "1", language: python}
+            command: ["{python}", "-m", "reference.mcp_server", "--root", "{root}",
+                      "--no-settings-files"]
+            features: [read, bash]
+            task_ids: random
+            passthrough: true
+            """
+        )
+    )
+    session_dir = tmp_path / "session"
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("x\n")
+    adapter = McpAdapter(load_mapping(str(mapping)), {}, call_timeout=30.0)
+
+    def call(seq: int, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        use = {"type": "tool_use", "id": f"t{seq}", "name": name, "input": tool_input}
+        return adapter.handle({"seq": seq, "cmd": "call", "tool_use": use})
+
+    try:
+        session = {"root": str(root), "session_dir": str(session_dir)}
+        assert adapter.handle({"seq": 1, "cmd": "begin", "session": session})["ok"] is True
+        history = call(2, "Read", {"file_path": f"{session_dir}/file-history/abc"})
+        assert history["error"]["kind"] == "unsupported"
+        assert "session directory" in history["error"]["message"]
+        counted = call(3, "TaskOutput", {"task_id": "bash_1"})
+        assert counted["error"]["kind"] == "unsupported"
+        assert "bash_1" in counted["error"]["message"]
+        # the peer's own task ids, and paths elsewhere, go through as they are
+        other = call(4, "TaskOutput", {"task_id": "b7rp2ic6p"})
+        assert other["tool_result"]["is_error"] is True
+        read = call(5, "Read", {"file_path": str(root / "a.txt")})
+        assert read["tool_result"]["is_error"] is False
+        assert "1\tx" in str(read["tool_result"]["content"])
+    finally:
+        adapter.close()
+    # a peer given the session directory keeps its own files there: nothing refused
+    given = load_mapping("toolconf")
+    assert "session_dir" in given.session_args
+    assert given.task_ids == "counted"
+    assert load_mapping("claude-code-2.1.332").task_ids == "random"

@@ -11,22 +11,22 @@ fidelity=benchmarks/results/fidelity
 run() {  # NAME IMPL [SCENARIO DIRS...]: one run, its report and its wall time in seconds
   local name=$1 impl=$2 start=$SECONDS
   shift 2
-  python -m conformance run --no-progress --impl "$impl" --report jsonl \
-    --output "$out/$name.jsonl" "$@" || true
+  python -m conformance run --no-progress --impl "$impl" --report "jsonl=$out/$name.jsonl" \
+    "$@" || true
   echo "$name $impl $((SECONDS - start))" >> "$out/times.txt"
 }
 if [ "${1:-}" != "--matrix" ]; then
   : > "$out/times.txt"
-  python -m conformance.mcp install filesystem claude-code-2.1.88
+  python -m conformance.mcp install filesystem claude-code-2.1.88 claude-code-2.1.332
   run reference direct
   run mcp-toolconf mcp:toolconf
   run mcp-filesystem mcp:filesystem
-  # claude mcp serve: the write, state and edit areas (the whole suite is about an hour here)
-  run mcp-claude-code-2.1.88 mcp:claude-code-2.1.88 conformance/scenarios/write \
-    conformance/scenarios/state conformance/scenarios/edit
+  # claude mcp serve of both releases, the whole suite under the documented profile
+  run mcp-claude-code-2.1.88 mcp:claude-code-2.1.88
+  run mcp-claude-code-2.1.332 mcp:claude-code-2.1.332
 fi
-reports=("$out"/reference.jsonl "$out"/mcp-toolconf.jsonl "$out"/mcp-filesystem.jsonl)
-[ -e "$out/mcp-claude-code-2.1.88.jsonl" ] && reports+=("$out/mcp-claude-code-2.1.88.jsonl")
+reports=("$out"/reference.jsonl "$out"/mcp-toolconf.jsonl "$out"/mcp-filesystem.jsonl
+  "$out"/mcp-claude-code-2.1.88.jsonl "$out"/mcp-claude-code-2.1.332.jsonl)
 # Claude Code through its CLI: the fidelity runs (benchmarks/results/fidelity/README.md)
 reports+=("$fidelity/claude-code-2.1.88.jsonl" "$fidelity/claude-code-2.1.332.jsonl")
 python -m conformance matrix "${reports[@]}" --output-dir "$out" \
