@@ -69,7 +69,7 @@ class Profile:
     fill_keeps_bom: bool = False
     """EDIT-CREATE-1: an Edit filling a file of only a byte order mark keeps the mark."""
     notebook_final_newline: bool = False
-    """NBEDIT-WRITE-1: the written notebook ends with a newline."""
+    """NBEDIT-WRITE-1: the written notebook ends with a newline when the file did."""
     notebook_type_fields: bool = False
     """NBEDIT-REPLACE-1: a cell whose type a replace changes gets its new type's fields
     (code: ``execution_count`` and ``outputs``, added last; markdown: neither)."""

@@ -269,7 +269,8 @@ def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
     if edited is None:  # validate_input parsed it and found the cell: it changed since
         raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
     check_metadata(edited.doc)  # before anything is written
-    new_text = serialize(edited.doc, final_newline=profile.notebook_final_newline)
+    keep_newline = profile.notebook_final_newline and original.endswith(b"\n")
+    new_text = serialize(edited.doc, final_newline=keep_newline)
     new_bytes = new_text.encode("utf-8")
     history.backup(ctx.session.session_dir, original)  # HIST-1
 
