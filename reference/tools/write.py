@@ -98,11 +98,9 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
         st = fileio.stat(path)
         original: str | None = None
         encoding = text.Encoding.UTF8  # WRITE-ENC-1: a new file is UTF-8 without BOM
-        had_bom = False
         if st.kind is fileio.FileKind.REGULAR:
             data = fileio.read_bytes(path)
             encoding = text.detect_encoding(data)
-            had_bom = bool(encoding.bom) and data.startswith(encoding.bom)
             original = text.decode(data, encoding)
             record = ctx.session.read_state.get(path)
             stale = _read_missing(ctx, path, record) or (  # WRITE-READ-1
@@ -119,7 +117,7 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
             content = text.strip_trailing_whitespace(content)
         # WRITE-ENC-1: the file's encoding, without its byte order mark (kept under a
         # profile whose release keeps it).
-        bom = had_bom and ctx.session.profile.write_keeps_bom
+        bom = bool(encoding.bom) and ctx.session.profile.write_keeps_bom  # TEXT-ENC-1: by the mark
         written = fileio.atomic_write(path, text.encode(content, encoding, bom=bom))
     # --- end of critical section ---
 
