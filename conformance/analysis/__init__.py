@@ -1,0 +1,1 @@
+"""The analysis layer: reports, fidelity, matrix, diffs and the lint."""
