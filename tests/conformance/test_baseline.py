@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.baseline import (
+from conformance.analysis.baseline import (
     Baseline,
     Change,
     diff_baseline,
@@ -15,8 +15,8 @@ from conformance.baseline import (
     save_baseline,
 )
 from conformance.errors import ConformanceError
-from conformance.results import Outcome, ScenarioResult
-from conformance.xfail import apply_expected_failures, load_expected_failures, unknown_entries
+from conformance.run.results import Outcome, ScenarioResult
+from conformance.run.xfail import apply_expected_failures, load_expected_failures, unknown_entries
 
 
 def result(scenario_id: str, outcome: Outcome, spec: tuple[str, ...] = ("A-1",)) -> ScenarioResult:

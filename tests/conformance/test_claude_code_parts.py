@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from conformance.claude_code.adapter import ClaudeCodeAdapter, _result
-from conformance.claude_code.conversation import TurnResult
-from conformance.claude_code.inference import is_dedup_stub
-from conformance.claude_code.install import Release
-from conformance.claude_code.mcp_server import PROBE_TOOLS
-from conformance.claude_code.messages_api import ScriptedModel, Turn, answer
-from conformance.claude_code.settings_map import Unmappable, plan
+from conformance.peers.claude_code.adapter import ClaudeCodeAdapter, _result
+from conformance.peers.claude_code.conversation import TurnResult
+from conformance.peers.claude_code.inference import is_dedup_stub
+from conformance.peers.claude_code.install import Release
+from conformance.peers.claude_code.mcp_server import PROBE_TOOLS
+from conformance.peers.claude_code.messages_api import ScriptedModel, Turn, answer
+from conformance.peers.claude_code.settings_map import Unmappable, plan
 
 ROOT = "/abs/root"
 
@@ -146,7 +146,7 @@ def test_only_the_stub_text_of_a_success_is_a_dedup(block: dict[str, Any], expec
 class _Mcp:
     def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "conformance.claude_code.mcp_server", *args],
+            [sys.executable, "-m", "conformance.peers.claude_code.mcp_server", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

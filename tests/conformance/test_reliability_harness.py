@@ -1,4 +1,4 @@
-"""``toolconf stress`` itself (conformance/reliability), with small counts.
+"""``toolconf stress`` itself (conformance/instruments/reliability), with small counts.
 
 Each class runs against the reference adapter (where it must find what the
 reference gets right) and against ``reckless_adapter.py``, which tears
@@ -17,14 +17,14 @@ import pytest
 import yaml
 
 from conformance.cli import main
-from conformance.connectors import ConnectorOptions
 from conformance.errors import ConformanceError
-from conformance.reliability.bypass import BUILTIN, load_cases, run_bypass
-from conformance.reliability.common import DEFAULT_IMPL, adapter_argv
-from conformance.reliability.fuzz import lines, run_fuzz
-from conformance.reliability.hostile import items, run_hostile
-from conformance.reliability.kills import run_kills
-from conformance.reliability.stress import StressConfig, parse_classes
+from conformance.instruments.reliability.bypass import BUILTIN, load_cases, run_bypass
+from conformance.instruments.reliability.common import DEFAULT_IMPL, adapter_argv
+from conformance.instruments.reliability.fuzz import lines, run_fuzz
+from conformance.instruments.reliability.hostile import items, run_hostile
+from conformance.instruments.reliability.kills import run_kills
+from conformance.instruments.reliability.stress import StressConfig, parse_classes
+from conformance.wire.connector import ConnectorOptions
 
 RECKLESS = "stdio:" + shlex.join(
     [sys.executable, str(Path(__file__).with_name("reckless_adapter.py"))]

@@ -17,9 +17,9 @@ from reference import errors
 from reference.dispatch import classify_error, dispatch
 from reference.engine import Engine
 from reference.tool import Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import StrictInput
+from reference.tools.common import StrictInput
 from reference.tools.edit import EDIT_TOOL
-from reference.tools.read import READ_TOOL
+from reference.tools.read.tool import READ_TOOL
 from reference.tools.write import WRITE_TOOL
 
 

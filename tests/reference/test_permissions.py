@@ -40,9 +40,9 @@ from reference.permissions.session_rules import READ_RULES, matching_deny_rule
 from reference.session import Session
 from reference.settings import SOURCES, Settings
 from reference.tool import McpInfo, PermissionCheck, Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import StrictInput
+from reference.tools.common import StrictInput
 from reference.tools.edit import EDIT_TOOL
-from reference.tools.read import READ_TOOL
+from reference.tools.read.tool import READ_TOOL
 from reference.tools.write import WRITE_TOOL
 
 Events = list[dict[str, Any]]

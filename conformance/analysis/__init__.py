@@ -1,1 +1,0 @@
-"""The analysis layer: reports, fidelity, matrix, diffs and the lint."""

@@ -1,1 +1,0 @@
-"""The suite layer: scenarios, their steps and expectations, and the model of SPEC.md."""
