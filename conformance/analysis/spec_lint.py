@@ -138,8 +138,8 @@ def _keys(spec: Spec) -> list[Problem]:
                 message = f"not a requirement of {Path(spec.file).name}"
                 problems.append(Problem(file, line, key, message))
             elif requirement.top is None or requirement.top.number != number:
-                where = requirement.top.heading if requirement.top else "the preamble"
-                message = f"defined in section {where}, not in section {number}"
+                where = f"section {requirement.top.heading}" if requirement.top else "the preamble"
+                message = f"defined in {where}, not in section {number}"
                 problems.append(Problem(file, line, key, message))
     return problems
 

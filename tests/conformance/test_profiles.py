@@ -194,7 +194,7 @@ def test_diff_groups_changed_scenarios_by_section_and_id() -> None:
     page = diff_markdown(
         a,
         b,
-        SPEC_TEXT,
+        Spec(SPEC_TEXT),
         command="toolconf diff a b",
         unspecified=[Unspecified("A new input", "Read takes `allow_large`.", ("s-new",))],
         edited=frozenset({"s-worded"}),

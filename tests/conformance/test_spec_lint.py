@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from conformance.analysis.spec_lint import (
     reference_profiles,
     write_annexes,
 )
+from conformance.cli import main
+from conformance.suite.registry import DEFAULT_SPEC
 from conformance.suite.spec import Spec
 
 SPEC = textwrap.dedent(
@@ -299,3 +302,19 @@ def test_the_reference_table_names_every_profile_but_the_documented_one() -> Non
     assert table["claude-code-2.1.88"].version == "2.1.88"
     assert table["claude-code-2.1.88"].varying["PERM-READDENY-1"] == "variant"
     assert table["claude-code-latest"].varying["REG-SEARCH-1"] == "open"
+
+
+def test_the_spec_annexes_command_rewrites_what_is_stale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(DEFAULT_SPEC, tmp_path / "SPEC.md")
+    shutil.copytree(DEFAULT_SPEC.parent / "spec", tmp_path / "spec")
+    for annex in (tmp_path / "spec").glob("annex-*.md"):
+        annex.unlink()
+    assert main(["spec", "annexes", "--spec", str(tmp_path / "SPEC.md")]) == 0
+    assert capsys.readouterr().out.endswith("spec annexes: 2 changed\n")
+    for name in ("annex-claude-code-2.1.88.md", "annex-claude-code-latest.md"):
+        written = (tmp_path / "spec" / name).read_text("utf-8")
+        assert written == (DEFAULT_SPEC.parent / "spec" / name).read_text("utf-8")
+    assert main(["spec", "annexes", "--spec", str(tmp_path / "SPEC.md")]) == 0
+    assert capsys.readouterr().out == "spec annexes: 0 changed\n"
