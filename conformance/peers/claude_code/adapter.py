@@ -264,7 +264,7 @@ class ClaudeCodeAdapter(ProtocolServer):
             prompt_answer=str(session.get("prompt") or "deny"),
             test_tools=bool(session.get("test_tools")),
             start_timeout=_START_TIMEOUT,
-        )
+        ).start()
         return {"ok": True}
 
     def _call(self, request: Mapping[str, Any]) -> dict[str, Any]:
