@@ -146,7 +146,7 @@ class World:
             events=events,
         )
         parsed = tool.input_model.model_validate(tool_input)
-        observable = tool.backfill_observable_input(tool_input, ctx.cwd, session.home)
+        observable = tool.backfill_observable_input(tool_input, ctx.expand)
         decision = decide(
             tool=tool,
             parsed_input=parsed,

@@ -259,7 +259,7 @@ class _Maker:
         bad_id = self.rnd.choice(["i" * 300, "a\0b", "x\ud800", "../../m", "/" + "d/" * 50])
         big: dict[str, Any] = {"pattern": "match", "path": f"{self.root}/big.txt"}
         big |= {"output_mode": "content", "head_limit": 5000}
-        bad = tool_use(  # a large Grep result is persisted under its id (issue 12 item 8)
+        bad = tool_use(  # a large Grep result is persisted under its id
             self.rnd.choice(["Read", "Bash", "Grep", "Write", "Grep"]),
             self.rnd.choice(
                 [{"file_path": f"{self.root}/a.txt"}, {"command": "true"}, {}, big, big]
