@@ -23,7 +23,8 @@ from conformance.peers.claude_code.inference import is_dedup_stub
 from conformance.peers.claude_code.install import Release
 from conformance.peers.claude_code.mcp_server import PROBE_TOOLS
 from conformance.peers.claude_code.messages_api import ScriptedModel, Turn, answer
-from conformance.peers.claude_code.settings_map import Unmappable, plan
+from conformance.peers.claude_code.settings_map import plan
+from conformance.peers.peer_rules import Unmappable
 
 ROOT = "/abs/root"
 

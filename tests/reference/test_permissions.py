@@ -31,7 +31,7 @@ from reference.permissions.decision import (
     Classifier,
     HookDecision,
     PermissionDecision,
-    Verdict,
+    RuleVerdict,
     decide,
     is_read_only,
 )
@@ -1195,11 +1195,11 @@ def test_auto_classifier_allows_edits_inside_the_root_only(world: World) -> None
 
 
 class FixedClassifier:
-    def __init__(self, verdict: Verdict) -> None:
+    def __init__(self, verdict: RuleVerdict) -> None:
         self.verdict = verdict
         self.calls: list[str] = []
 
-    def classify(self, *, tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> Verdict:
+    def classify(self, *, tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> RuleVerdict:
         self.calls.append(tool.name)
         return self.verdict
 

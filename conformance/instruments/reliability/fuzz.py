@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from conformance.errors import AdapterCrash, AdapterFailure, AdapterTimeout
-from conformance.instruments.reliability.common import RawAdapter, Sandbox, tool_use
+from conformance.instruments.reliability.common import RawAdapter, StressSandbox, tool_use
 from conformance.wire.connector import ConnectorOptions
 
 __all__ = ["FuzzFigures", "lines", "run_fuzz"]
@@ -293,7 +293,7 @@ def run_fuzz(
 ) -> FuzzFigures:
     """Send ``count`` fuzz lines of ``seed`` to ``impl``; see the module docstring."""
     figures = FuzzFigures()
-    box = Sandbox()
+    box = StressSandbox()
     (box.root / "a.txt").write_text("a\nb\n")
     (box.root / "big.txt").write_text("".join(f"a match on line {i}\n" for i in range(5000)))
     adapter = RawAdapter(impl, options)
@@ -332,7 +332,7 @@ def run_fuzz(
     return figures
 
 
-def _fresh(adapter: RawAdapter, box: Sandbox) -> None:
+def _fresh(adapter: RawAdapter, box: StressSandbox) -> None:
     adapter.restart()
     box.begin(adapter, prompt="deny")
 
@@ -396,7 +396,7 @@ def _resync(adapter: RawAdapter, timeout: float) -> int:
     return extra
 
 
-def _works(adapter: RawAdapter, box: Sandbox) -> str:
+def _works(adapter: RawAdapter, box: StressSandbox) -> str:
     """A fresh session Writes then Reads a file: ``""`` when it can, else why not."""
     try:
         if not adapter.alive():
