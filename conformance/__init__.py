@@ -19,7 +19,7 @@ from conformance.errors import (
 from conformance.peers.direct import DirectConnector
 from conformance.peers.registry import connect, register_connector
 from conformance.peers.stdio import StdioConnector
-from conformance.run.results import LevelCount, Outcome, ScenarioResult, Verdict
+from conformance.run.results import LevelCount, LevelVerdict, Outcome, ScenarioResult
 from conformance.run.runner import Runner, run_scenario
 from conformance.suite.checks import LEVELS
 from conformance.suite.scenario import Scenario, load_scenario, load_scenarios, parse_scenario
@@ -40,6 +40,7 @@ __all__ = [
     "DirectConnector",
     "Hello",
     "LevelCount",
+    "LevelVerdict",
     "Outcome",
     "ProtocolError",
     "Runner",
@@ -48,7 +49,6 @@ __all__ = [
     "ScenarioLoadError",
     "ScenarioResult",
     "StdioConnector",
-    "Verdict",
     "VersionMismatch",
     "__version__",
     "connect",

@@ -23,7 +23,7 @@ from conformance.run.results import ScenarioResult
 
 __all__ = [
     "Baseline",
-    "Change",
+    "OutcomeChange",
     "Signature",
     "diff_baseline",
     "load_baseline",
@@ -52,7 +52,7 @@ class Baseline:
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
+class OutcomeChange:
     """One scenario whose outcome, or failure, differs from the baseline (``before`` None: new).
 
     ``detail`` says how a failure changed when the outcome did not.
@@ -123,7 +123,7 @@ def _describe(before: Signature, after: Signature) -> str:
     return ", ".join(parts)
 
 
-def diff_baseline(baseline: Baseline, results: Iterable[ScenarioResult]) -> list[Change]:
+def diff_baseline(baseline: Baseline, results: Iterable[ScenarioResult]) -> list[OutcomeChange]:
     """Scenarios of this run whose raw outcome or failure signature is not the one recorded.
 
     New scenarios are changes too; signatures compare when the baseline
@@ -134,12 +134,12 @@ def diff_baseline(baseline: Baseline, results: Iterable[ScenarioResult]) -> list
         now = str(result.base_outcome)
         before = baseline.outcomes.get(result.id)
         if before != now:
-            changes.append(Change(result.id, before, now, result.spec))
+            changes.append(OutcomeChange(result.id, before, now, result.spec))
         elif baseline.compares_signatures:
             recorded = baseline.signatures.get(result.id, frozenset())
             if recorded != result.signature:
                 detail = _describe(recorded, result.signature)
-                changes.append(Change(result.id, before, now, result.spec, detail))
+                changes.append(OutcomeChange(result.id, before, now, result.spec, detail))
     return sorted(changes, key=lambda c: c.id)
 
 

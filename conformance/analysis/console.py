@@ -7,7 +7,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from conformance.run.results import BAD_OUTCOMES, Outcome, ScenarioResult, Verdict, count_outcomes
+from conformance.run.results import (
+    BAD_OUTCOMES,
+    LevelVerdict,
+    Outcome,
+    ScenarioResult,
+    count_outcomes,
+)
 from conformance.suite.checks import LEVELS
 
 __all__ = [
@@ -98,9 +104,9 @@ def level_figures(results: Iterable[ScenarioResult]) -> dict[str, LevelFigure]:
             continue
         for level in LEVELS:
             verdict = result.verdict(level)
-            counts[level][0] += verdict is Verdict.PASS
-            counts[level][1] += verdict in (Verdict.PASS, Verdict.FAIL)
-            counts[level][2] += verdict is Verdict.NOT_OBSERVED
+            counts[level][0] += verdict is LevelVerdict.PASS
+            counts[level][1] += verdict in (LevelVerdict.PASS, LevelVerdict.FAIL)
+            counts[level][2] += verdict is LevelVerdict.NOT_OBSERVED
     return {level: LevelFigure(*c) for level, c in counts.items()}
 
 

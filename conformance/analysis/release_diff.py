@@ -27,13 +27,13 @@ from conformance.analysis.fidelity import LEVELS, Report
 from conformance.errors import ConformanceError
 from conformance.suite.spec import Spec
 
-__all__ = ["Change", "Unspecified", "diff_markdown", "diff_reports", "load_unspecified"]
+__all__ = ["ReleaseChange", "Unspecified", "diff_markdown", "diff_reports", "load_unspecified"]
 
 _BROKEN: Final = frozenset({"crash", "timeout", "error"})
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
+class ReleaseChange:
     """One scenario whose outcome or level verdicts differ between runs A and B."""
 
     id: str
@@ -85,7 +85,7 @@ def _verdicts(result: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def diff_reports(a: Report, b: Report) -> tuple[list[Change], list[str], list[str]]:
+def diff_reports(a: Report, b: Report) -> tuple[list[ReleaseChange], list[str], list[str]]:
     """The changed scenarios (in B's order), and the ids only in A and only in B."""
     before = {str(r.get("id")): r for r in a.results}
     after = {str(r.get("id")): r for r in b.results}
@@ -97,7 +97,7 @@ def diff_reports(a: Report, b: Report) -> tuple[list[Change], list[str], list[st
         if old != new:
             spec = tuple(result.get("spec") or before[rid].get("spec") or ())
             message = "" if new["outcome"] == "pass" else str(result.get("message") or "")
-            changes.append(Change(rid, spec, old, new, message))
+            changes.append(ReleaseChange(rid, spec, old, new, message))
     only_a = sorted(set(before) - set(after))
     only_b = sorted(set(after) - set(before))
     return changes, only_a, only_b
@@ -178,7 +178,7 @@ def diff_markdown(
             "*edited*): their change may be the suite's, not the implementation's.",
         ]
     lines += [f"\n{note}" for note in notes]
-    by_id: dict[str, list[Change]] = {}
+    by_id: dict[str, list[ReleaseChange]] = {}
     for change in changes:
         for rid in change.spec:
             by_id.setdefault(rid, []).append(change)

@@ -1,4 +1,4 @@
-"""What a black-box peer shows differently by design, shared by two connectors.
+"""What a black-box peer shows differently by design, shared by every peer adapter.
 
 The ``claude-code:`` connector (its CLI) and the ``mcp:`` connector (an MCP
 server, ``claude mcp serve`` among them) both judge peers that keep some
@@ -22,7 +22,25 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["COUNTED_TASK_ID", "OWN_FILES", "TASK_TOOLS", "counted_task_id", "names_own_files"]
+from conformance.errors import ConformanceError
+from reference.protocol.server import Unsupported
+
+__all__ = [
+    "COUNTED_TASK_ID",
+    "OWN_FILES",
+    "TASK_TOOLS",
+    "Unmappable",
+    "counted_task_id",
+    "names_own_files",
+]
+
+
+class Unmappable(ConformanceError, Unsupported):
+    """What a request asks for has no counterpart in the peer: a settings source, a
+    setup or an input the peer cannot be given faithfully (PROTO-UNSUPPORTED-1,
+    PROTO-MCP-APPLICABLE-1). The answer is ``unsupported``; the scenario is not applicable.
+    """
+
 
 TASK_TOOLS: Final = frozenset({"TaskOutput", "BashOutput", "TaskStop", "KillShell"})
 """The tools that address a background task by its id."""

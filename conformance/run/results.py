@@ -13,9 +13,9 @@ from conformance.suite.matchers import Mismatch
 __all__ = [
     "BAD_OUTCOMES",
     "LevelCount",
+    "LevelVerdict",
     "Outcome",
     "ScenarioResult",
-    "Verdict",
     "count_outcomes",
     "level_counts",
 ]
@@ -45,7 +45,7 @@ BAD_OUTCOMES = frozenset(
 """Outcomes that make a run fail."""
 
 
-class Verdict(enum.StrEnum):
+class LevelVerdict(enum.StrEnum):
     """What one level of a scenario's assertions came to (PROTO-LEVEL-1)."""
 
     PASS = "pass"
@@ -65,13 +65,13 @@ class LevelCount:
     not_observed: int = 0
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> LevelVerdict:
         """``fail`` if any failed, else ``pass`` if any held, else ``not_observed`` or ``none``."""
         if self.failed:
-            return Verdict.FAIL
+            return LevelVerdict.FAIL
         if self.passed:
-            return Verdict.PASS
-        return Verdict.NOT_OBSERVED if self.not_observed else Verdict.NONE
+            return LevelVerdict.PASS
+        return LevelVerdict.NOT_OBSERVED if self.not_observed else LevelVerdict.NONE
 
     def to_json(self) -> dict[str, Any]:
         """The verdict and the three counts."""
@@ -136,10 +136,10 @@ class ScenarioResult:
         """True when this outcome fails the run."""
         return self.outcome in BAD_OUTCOMES
 
-    def verdict(self, level: str) -> Verdict:
+    def verdict(self, level: str) -> LevelVerdict:
         """The verdict of ``level``'s assertions (``none`` when none ran)."""
         count = self.levels.get(level)
-        return count.verdict if count else Verdict.NONE
+        return count.verdict if count else LevelVerdict.NONE
 
     @property
     def signature(self) -> frozenset[tuple[int | None, str, str]]:

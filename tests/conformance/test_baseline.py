@@ -8,7 +8,7 @@ import pytest
 
 from conformance.analysis.baseline import (
     Baseline,
-    Change,
+    OutcomeChange,
     diff_baseline,
     load_baseline,
     merge_baseline,
@@ -34,8 +34,8 @@ def test_a_baseline_round_trips_and_reports_changed_and_new_scenarios(tmp_path: 
         result("c", Outcome.CRASH),
     ]
     assert diff_baseline(baseline, now) == [
-        Change("a", "fail", "pass", ("A-1", "B-2")),
-        Change("c", None, "crash", ("A-1",)),
+        OutcomeChange("a", "fail", "pass", ("A-1", "B-2")),
+        OutcomeChange("c", None, "crash", ("A-1",)),
     ]
     assert str(diff_baseline(baseline, now)[0]) == "a: fail -> pass  [A-1, B-2]"
     assert merge_baseline(baseline, now).outcomes == {

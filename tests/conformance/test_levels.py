@@ -22,7 +22,7 @@ from conformance.instruments.mutants import Mutant
 from conformance.instruments.mutants.orchestrate import Killer, SuiteRun, judge
 from conformance.peers.direct import DirectConnector
 from conformance.peers.fake_adapter import FakeEngine, ReticentEngine
-from conformance.run.results import LevelCount, Outcome, ScenarioResult, Verdict
+from conformance.run.results import LevelCount, LevelVerdict, Outcome, ScenarioResult
 from conformance.run.runner import Runner
 from conformance.suite.checks import (
     BEHAVIOUR,
@@ -214,8 +214,8 @@ def test_assertions_on_unreported_fields_are_not_observed_and_the_rest_still_run
     )
     assert result.outcome is Outcome.PASS, result.message
     assert result.levels[IDENTITY] == LevelCount(passed=0, failed=0, not_observed=2)
-    assert result.verdict(IDENTITY) is Verdict.NOT_OBSERVED
-    assert result.verdict(BEHAVIOUR) is Verdict.PASS
+    assert result.verdict(IDENTITY) is LevelVerdict.NOT_OBSERVED
+    assert result.verdict(BEHAVIOUR) is LevelVerdict.PASS
     assert result.levels[BEHAVIOUR].not_observed == 1
     failing = run(
         "steps:\n  - call: {name: Read}\n    expect: {stage: done, content: 'nope'}\n",
@@ -281,9 +281,9 @@ def test_a_scenario_with_two_failing_steps_reports_both_and_the_final_checks() -
     assert "(+3 more)" in result.message
     assert result.levels[BEHAVIOUR] == LevelCount(passed=4, failed=2, not_observed=0)
     assert {level: result.verdict(level) for level in result.levels} == {
-        BEHAVIOUR: Verdict.FAIL,
-        IDENTITY: Verdict.FAIL,
-        RENDERING: Verdict.FAIL,
+        BEHAVIOUR: LevelVerdict.FAIL,
+        IDENTITY: LevelVerdict.FAIL,
+        RENDERING: LevelVerdict.FAIL,
     }
     text = describe_result(result)
     assert "step 2 [identity] stage: expected 'validate', got 'done'" in text
@@ -306,7 +306,7 @@ def test_the_deciding_levels_choose_pass_or_fail_and_the_rest_is_still_reported(
     assert run(text).outcome is Outcome.FAIL
     lenient = run(text, levels=(BEHAVIOUR,))
     assert lenient.outcome is Outcome.PASS
-    assert lenient.verdict(IDENTITY) is Verdict.FAIL
+    assert lenient.verdict(IDENTITY) is LevelVerdict.FAIL
     assert levels_of(list(lenient.mismatches)) == [("stage", IDENTITY)]
 
 
@@ -376,9 +376,9 @@ def test_an_implementation_that_only_renders_otherwise_passes_in_behaviour() -> 
     with Runner(DirectConnector(RenderedOtherwise, options=OPTIONS), levels=(BEHAVIOUR,)) as runner:
         results = [runner.run(s) for s in scenarios]
     assert [r.outcome for r in results] == [Outcome.PASS] * 3, [r.message for r in results]
-    assert all(r.verdict(BEHAVIOUR) is Verdict.PASS for r in results)
-    assert {r.verdict(IDENTITY) for r in results} <= {Verdict.NOT_OBSERVED, Verdict.NONE}
-    assert any(r.verdict(RENDERING) is Verdict.FAIL for r in results)
+    assert all(r.verdict(BEHAVIOUR) is LevelVerdict.PASS for r in results)
+    assert {r.verdict(IDENTITY) for r in results} <= {LevelVerdict.NOT_OBSERVED, LevelVerdict.NONE}
+    assert any(r.verdict(RENDERING) is LevelVerdict.FAIL for r in results)
 
 
 # -- bad_request to a valid request ---------------------------------------------------

@@ -20,7 +20,8 @@ import pytest
 from conformance.errors import AdapterTimeout
 from conformance.peers.mcp.adapter import McpAdapter, to_protocol_content
 from conformance.peers.mcp.client import ServerProcess
-from conformance.peers.mcp.mapping import Unmappable, load_mapping, map_input
+from conformance.peers.mcp.mapping import load_mapping, map_input
+from conformance.peers.peer_rules import Unmappable
 from conformance.peers.registry import connect
 from conformance.run.results import Outcome
 from conformance.run.runner import Runner

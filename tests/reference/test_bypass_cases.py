@@ -1,6 +1,6 @@
 """Every permission-bypass attempt of the stress harness's bypass cases, on the reference.
 
-Issue 12 items 1-5: each case runs in a fresh engine and sandbox; a bypass is
+Each case runs in a fresh engine and sandbox; a bypass is
 the secret or a secret file's name (or the case's ``leak`` text) in the answer, a change under
 ``secret/``, a changed setup file for a ``compound`` case (the deny rule
 ``Bash(rm:*)`` must hold), or an entry created beside the sandbox. 0 expected.

@@ -83,7 +83,9 @@ def test_the_scan_covers_the_tools_and_the_checks() -> None:
     """Reference-defined: the layer tests see the tools, the checks and a real import."""
     assert REFERENCE / "permissions" / "checks.py" in BELOW_THE_DECISION
     assert REFERENCE / "tools" / "read" / "tool.py" in BELOW_THE_DECISION
-    assert "reference.permissions.checks" in imported_modules(REFERENCE / "tools" / "read" / "tool.py")
+    assert "reference.permissions.checks" in imported_modules(
+        REFERENCE / "tools" / "read" / "tool.py"
+    )
 
 
 @pytest.mark.parametrize("path", BELOW_THE_DECISION, ids=module_name)

@@ -31,7 +31,7 @@ from reference.permissions.decision import (
     Classifier,
     HookDecision,
     PermissionDecision,
-    Verdict,
+    RuleVerdict,
     decide,
     is_read_only,
 )
@@ -146,7 +146,7 @@ class World:
             events=events,
         )
         parsed = tool.input_model.model_validate(tool_input)
-        observable = tool.backfill_observable_input(tool_input, ctx.cwd, session.home)
+        observable = tool.backfill_observable_input(tool_input, ctx.expand)
         decision = decide(
             tool=tool,
             parsed_input=parsed,
@@ -1195,11 +1195,11 @@ def test_auto_classifier_allows_edits_inside_the_root_only(world: World) -> None
 
 
 class FixedClassifier:
-    def __init__(self, verdict: Verdict) -> None:
+    def __init__(self, verdict: RuleVerdict) -> None:
         self.verdict = verdict
         self.calls: list[str] = []
 
-    def classify(self, *, tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> Verdict:
+    def classify(self, *, tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> RuleVerdict:
         self.calls.append(tool.name)
         return self.verdict
 

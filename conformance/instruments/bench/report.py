@@ -19,7 +19,7 @@ from conformance.instruments.bench.run import BenchRun, ImplementationRun
 from conformance.instruments.bench.trace import SEED_REREAD_SHARE
 
 SEED_STUB_BYTES: Final = 100  # seed 000: "~100-byte stub"
-TARGET_SIZE: Final = 100_000  # issue 6: a hit at least 100x cheaper than a full Read of 100 KB
+TARGET_SIZE: Final = 100_000  # a dedup hit is judged against a full Read of 100 KB
 
 
 def to_json(run: BenchRun) -> str:

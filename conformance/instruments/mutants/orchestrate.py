@@ -74,7 +74,15 @@ from conformance.suite.scenario import Scenario, load_scenarios
 from conformance.suite.selection import cites
 from conformance.wire.connector import ConnectorOptions
 
-__all__ = ["SuiteRun", "Verdict", "judge", "run_mutants", "run_scenarios", "run_suite", "targets"]
+__all__ = [
+    "MutantVerdict",
+    "SuiteRun",
+    "judge",
+    "run_mutants",
+    "run_scenarios",
+    "run_suite",
+    "targets",
+]
 
 EXIT_OK, EXIT_FAILED = 0, 1
 RUN_TIMEOUT: Final = 600.0
@@ -115,7 +123,7 @@ class SuiteRun:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Verdict:
+class MutantVerdict:
     """What the suite did to one mutant."""
 
     mutant: Mutant
@@ -234,17 +242,17 @@ def targets(mutant: Mutant, scenarios: Sequence[Scenario]) -> list[Scenario]:
     return [s for s in scenarios if cites(s.spec, mutant.breaks)]
 
 
-def judge(mutant: Mutant, run: SuiteRun, control: SuiteRun, *, stage: str = FULL) -> Verdict:
+def judge(mutant: Mutant, run: SuiteRun, control: SuiteRun, *, stage: str = FULL) -> MutantVerdict:
     """The verdict on ``mutant`` from its run.
 
     A scenario the control also failed kills only if it failed otherwise: in
     another outcome, or with other mismatches (step, level, path).
     """
     if run.error:
-        return Verdict(mutant=mutant, error=run.error, seconds=run.seconds, stage=stage)
+        return MutantVerdict(mutant=mutant, error=run.error, seconds=run.seconds, stage=stage)
     anyway = {k.id: (k.outcome, k.signature) for k in control.failed}
     killers = tuple(k for k in run.failed if anyway.get(k.id) != (k.outcome, k.signature))
-    return Verdict(
+    return MutantVerdict(
         mutant=mutant, killers=killers, seconds=run.seconds, stage=stage, scenarios=run.scenarios
     )
 
@@ -277,7 +285,7 @@ def _full_runs(impls: Sequence[str], jobs: int, progress: Progress) -> dict[str,
 
 def _collect_full(
     mutants: Sequence[Mutant], jobs: int, progress: Progress
-) -> tuple[SuiteRun, list[Verdict]]:
+) -> tuple[SuiteRun, list[MutantVerdict]]:
     runs = _full_runs(["direct", *(f"mutant:{m.name}" for m in mutants)], jobs, progress)
     control = runs.pop("direct")
     return control, [judge(m, runs[f"mutant:{m.name}"], control) for m in mutants]
@@ -322,7 +330,7 @@ def _targeted_runs(
 
 def _collect_targeted(
     mutants: Sequence[Mutant], jobs: int, progress: Progress
-) -> tuple[SuiteRun, list[Verdict]]:
+) -> tuple[SuiteRun, list[MutantVerdict]]:
     scenarios, broken = _load_suite()
     work = [("direct", scenarios), *((f"mutant:{m.name}", targets(m, scenarios)) for m in mutants)]
     runs = _targeted_runs(work, jobs, progress)
@@ -353,7 +361,7 @@ def _table(rows: Sequence[Sequence[str]]) -> str:
 _HEADER: Final = ("mutant", "result", "decided in", "failed", "own IDs", "killed by (first few)")
 
 
-def _row(verdict: Verdict) -> tuple[str, str, str, str, str, str]:
+def _row(verdict: MutantVerdict) -> tuple[str, str, str, str, str, str]:
     return (
         verdict.mutant.name,
         f"NOT RUN: {verdict.error}" if verdict.error else verdict.status,
@@ -365,7 +373,11 @@ def _row(verdict: Verdict) -> tuple[str, str, str, str, str, str]:
 
 
 def _markdown(
-    control: str, verdicts: Sequence[Verdict], seconds: float, args: argparse.Namespace, out: TextIO
+    control: str,
+    verdicts: Sequence[MutantVerdict],
+    seconds: float,
+    args: argparse.Namespace,
+    out: TextIO,
 ) -> None:
     good = sum(v.ok for v in verdicts)
     out.write("# Mutants\n\n")

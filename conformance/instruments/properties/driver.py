@@ -3,7 +3,7 @@
 ``Implementation`` owns a started connector (``hello`` done once, restarted
 after a failure); ``Implementation.session()`` makes a fresh sandbox (root,
 home and session directory on the real disk), sends ``begin``, and yields a
-``Session`` whose ``call`` sends one ``tool_use`` and returns a parsed
+``DriverSession`` whose ``call`` sends one ``tool_use`` and returns a parsed
 ``Result``. Leaving the block sends ``end`` and removes the sandbox, so every
 Hypothesis example (or state-machine run) starts from an empty read-file state.
 """
@@ -26,7 +26,7 @@ from conformance.suite.checks import text_view
 from conformance.wire.connector import Connector, ConnectorOptions
 from conformance.wire.protocol import Hello, check_call_response, check_ok
 
-__all__ = ["Implementation", "Result", "Session"]
+__all__ = ["DriverSession", "Implementation", "Result"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,7 +68,7 @@ class Result:
         return f"[{self.stage}{code}{name}{dedup}] {self.text[:300]!r}"
 
 
-class Session:
+class DriverSession:
     """One ``begin``…``end`` session rooted in a fresh sandbox."""
 
     def __init__(self, implementation: Implementation, sandbox: Sandbox) -> None:
@@ -143,7 +143,7 @@ class Implementation:
             raise
 
     @contextlib.contextmanager
-    def session(self) -> Iterator[Session]:
+    def session(self) -> Iterator[DriverSession]:
         """A fresh sandbox and session; ``end`` and cleanup however the block ends."""
         if self._broken:
             self.hello = self.connector.restart()
@@ -152,7 +152,7 @@ class Implementation:
         try:
             self.begin(sandbox)
             try:
-                yield Session(self, sandbox)
+                yield DriverSession(self, sandbox)
             finally:
                 if not self._broken:
                     check_ok(self.request({"cmd": "end"}), "end")

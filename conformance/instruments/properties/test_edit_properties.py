@@ -14,7 +14,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conformance.instruments.properties import strategies as s
-from conformance.instruments.properties.driver import Implementation, Result, Session
+from conformance.instruments.properties.driver import DriverSession, Implementation, Result
 from conformance.instruments.properties.oracle import is_crlf, normalize_quotes, restore_quotes
 
 pytestmark = pytest.mark.requires("read", "edit")
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.requires("read", "edit")
 NAME = "f.txt"
 
 
-def read_then_edit(session: Session, original: str, **edit: object) -> Result:
+def read_then_edit(session: DriverSession, original: str, **edit: object) -> Result:
     """Put ``original`` on disk, Read it whole, then Edit it with ``edit``."""
     session.write_file(NAME, original.encode("utf-8"))
     path = str(session.path(NAME))
@@ -31,7 +31,7 @@ def read_then_edit(session: Session, original: str, **edit: object) -> Result:
     return session.call("Edit", file_path=path, **edit)
 
 
-def on_disk(session: Session) -> str:
+def on_disk(session: DriverSession) -> str:
     return session.path(NAME).read_bytes().decode("utf-8")
 
 

@@ -32,7 +32,7 @@ from hypothesis.stateful import (
 )
 
 from conformance.instruments.properties import strategies as s
-from conformance.instruments.properties.driver import Implementation, Result, Session
+from conformance.instruments.properties.driver import DriverSession, Implementation, Result
 from conformance.instruments.properties.oracle import (
     DEDUP_STUB,
     DEFAULT_LIMIT,
@@ -118,7 +118,7 @@ class FileToolsMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self._stack = contextlib.ExitStack()
-        self.session: Session = self._stack.enter_context(self.implementation.session())
+        self.session: DriverSession = self._stack.enter_context(self.implementation.session())
         self.dedup = "dedup" in self.implementation.hello.features
         self.disk: dict[str, OnDisk] = {}
         self.seen: dict[str, Seen] = {}

@@ -1,8 +1,8 @@
 """Permission-bypass attempts against deny rules (PROTO-STRESS-1).
 
-The cases are data: ``conformance/instruments/reliability/bypass-cases.yaml`` when it
-exists (its header documents the format, which ``BUILTIN`` follows too),
-else ``BUILTIN``, a list of the forms issue 12 names. Each case runs in a
+The cases are data, in one place: ``bypass-cases.yaml`` beside this module
+(its header documents the format), or a file of the same format given with
+``--cases``. Each case runs in a
 fresh session on a fresh sandbox laid out as ``setup`` says, with the deny
 rules of ``setup.deny`` plus the case's ``settings_deny``; its prompt answers
 ``deny`` unless it says ``allow``. It may add symlinks, hard links, a
@@ -38,217 +38,10 @@ from conformance.instruments.reliability.common import RawAdapter, tool_use
 from conformance.trees import remove_tree
 from conformance.wire.connector import ConnectorOptions
 
-__all__ = ["BUILTIN", "CASES_FILE", "BypassFigures", "load_cases", "run_bypass"]
+__all__ = ["CASES_FILE", "BypassFigures", "load_cases", "run_bypass"]
 
 CASES_FILE: Final = Path(__file__).with_name("bypass-cases.yaml")
 
-_ROOT_SETUP: Final = {
-    "deny": ["Read(/secret/**)", "Edit(/secret/**)"],
-    "secret": "s3cret",
-    "files": {
-        "secret/k": "MARK s3cret\n",
-        "secret/pwned.txt": "keep\n",
-        "open/a.txt": "MARK open\n",
-        "home/.keep": "",
-    },
-}
-
-
-def _bash(case_id: str, form: str, command: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "id": case_id,
-        "form": form,
-        "call": {"name": "Bash", "input": {"command": command}},
-        **extra,
-    }
-
-
-def _rm(case_id: str, command: str) -> dict[str, Any]:
-    return _bash(case_id, "compound", command, settings_deny=["Bash(rm:*)"], prompt="allow")
-
-
-_BIG: Final = "head -c 40000 /dev/zero | tr '\\0' x"
-
-BUILTIN: Final[dict[str, Any]] = {
-    "setup": _ROOT_SETUP,
-    "cases": [
-        _bash("bash-glob-star", "expansion", "cat sec*/k"),
-        _bash("bash-glob-class", "expansion", "cat sec[r]et/k"),
-        _bash("bash-brace", "expansion", "cat {secret,x}/k"),
-        _bash("bash-var-pwd", "expansion", "cat $PWD/secret/k"),
-        _bash("bash-var-home", "expansion", "cat $HOME/../secret/k"),
-        _bash("bash-ansi-c", "expansion", "cat $'secret/k'"),
-        _bash("bash-tilde", "expansion", "cat ~/../secret/k"),
-        _bash("bash-cd-first", "expansion", "cd secret && cat k"),
-        _bash("bash-grep-r-dir", "recursive", "grep -r MARK secret"),
-        _bash("bash-grep-r-dot", "recursive", "grep -r MARK ."),
-        _bash("bash-git-show", "recursive", "git show HEAD:secret/k"),
-        _bash("bash-git-log-p", "recursive", "git log -p"),
-        _bash("bash-git-diff-no-index", "recursive", "git diff --no-index open/a.txt secret/k"),
-        _bash("bash-find", "recursive", "find secret"),
-        _bash("bash-ls-R", "recursive", "ls -R"),
-        _bash("bash-proc-self-root", "/proc/self/root", "cat /proc/self/root{root}/secret/k"),
-        _bash("bash-hardlink", "hard link", "cat open/h", hardlinks={"open/h": "secret/k"}),
-        _bash(
-            "bash-symlink", "symlink", "cat open/link", symlinks={"open/link": "{root}/secret/k"}
-        ),
-        _rm("compound-subshell", "(rm -f open/a.txt)"),
-        _rm("compound-group", "{ rm -f open/a.txt; }"),
-        _rm("compound-for", "for f in open/a.txt; do rm -f $f; done"),
-        _rm("compound-if", "if true; then rm -f open/a.txt; fi"),
-        _rm("compound-function", "f(){ rm -f open/a.txt; }; f"),
-        _rm("compound-negation", "! rm -f open/a.txt"),
-        _rm("compound-time", "time rm -f open/a.txt"),
-        {
-            "id": "persist-id-into-denied-dir",
-            "form": "tool_use id",
-            "prompt": "allow",
-            "tool_use_id": "{root}/secret/pwned",
-            "call": {"name": "Bash", "input": {"command": _BIG}},
-        },
-        {
-            "id": "persist-id-dotdot",
-            "form": "tool_use id",
-            "prompt": "allow",
-            "tool_use_id": "../../root/secret/new",
-            "call": {"name": "Bash", "input": {"command": _BIG}},
-        },
-        {
-            "id": "persist-id-to-slash",
-            "form": "tool_use id",
-            "prompt": "allow",
-            "tool_use_id": "../../../../../../../../toolconf-pwned",
-            "call": {"name": "Bash", "input": {"command": _BIG}},
-        },
-        {
-            "id": "read-symlink-file",
-            "form": "symlink",
-            "call": {"name": "Read", "input": {"file_path": "{root}/open/link"}},
-            "symlinks": {"open/link": "{root}/secret/k"},
-        },
-        {
-            "id": "read-symlink-dir",
-            "form": "symlink",
-            "call": {"name": "Read", "input": {"file_path": "{root}/open/dlink/k"}},
-            "symlinks": {"open/dlink": "{root}/secret"},
-        },
-        {
-            "id": "read-dotdot",
-            "form": "..",
-            "call": {"name": "Read", "input": {"file_path": "{root}/open/../secret/k"}},
-        },
-        {
-            "id": "read-tilde",
-            "form": "~",
-            "call": {"name": "Read", "input": {"file_path": "~/../secret/k"}},
-        },
-        {
-            "id": "read-proc-self-root",
-            "form": "/proc/self/root",
-            "call": {"name": "Read", "input": {"file_path": "/proc/self/root{root}/secret/k"}},
-        },
-        {
-            "id": "read-hardlink",
-            "form": "hard link",
-            "call": {"name": "Read", "input": {"file_path": "{root}/open/h"}},
-            "hardlinks": {"open/h": "secret/k"},
-        },
-        {
-            "id": "grep-hardlink",
-            "form": "hard link",
-            "call": {
-                "name": "Grep",
-                "input": {"pattern": "MARK", "path": "{root}/open", "output_mode": "content"},
-            },
-            "hardlinks": {"open/h": "secret/k"},
-        },
-        {
-            "id": "grep-root",
-            "form": "recursive",
-            "call": {
-                "name": "Grep",
-                "input": {"pattern": "MARK", "path": "{root}", "output_mode": "content"},
-            },
-        },
-        {
-            "id": "write-symlink-dir",
-            "form": "symlink",
-            "prompt": "allow",
-            "call": {
-                "name": "Write",
-                "input": {"file_path": "{root}/open/dlink/new.txt", "content": "leak\n"},
-            },
-            "symlinks": {"open/dlink": "{root}/secret"},
-        },
-        {
-            "id": "write-dotdot",
-            "form": "..",
-            "prompt": "allow",
-            "call": {
-                "name": "Write",
-                "input": {"file_path": "{root}/open/../secret/new.txt", "content": "leak\n"},
-            },
-        },
-        {
-            "id": "edit-hardlink",
-            "form": "hard link",
-            "prompt": "allow",
-            "call": {
-                "name": "Edit",
-                "input": {"file_path": "{root}/open/h", "old_string": "MARK", "new_string": "gone"},
-            },
-            "hardlinks": {"open/h": "secret/k"},
-        },
-        {
-            "id": "hook-rewrites-write",
-            "form": "hook",
-            "prompt": "allow",
-            "call": {
-                "name": "Write",
-                "input": {"file_path": "{root}/open/b.txt", "content": "hi\n"},
-            },
-            "hook": {
-                "matcher": "Write",
-                "decision": "allow",
-                "updated_input": {"file_path": "{root}/secret/leak.txt", "content": "leaked\n"},
-            },
-        },
-        {
-            "id": "hook-rewrites-read",
-            "form": "hook",
-            "call": {"name": "Read", "input": {"file_path": "{root}/open/a.txt"}},
-            "hook": {
-                "matcher": "Read",
-                "decision": "allow",
-                "updated_input": {"file_path": "{root}/secret/k"},
-            },
-        },
-        {
-            "id": "race-read-flipping-link",
-            "form": "check-then-use race",
-            "race": {
-                "link": "open/link",
-                "targets": ["{root}/open/a.txt", "{root}/secret/k"],
-                "rounds": 300,
-            },
-            "call": {"name": "Read", "input": {"file_path": "{root}/open/link"}},
-        },
-        {
-            "id": "race-write-flipping-dir-link",
-            "form": "check-then-use race",
-            "prompt": "allow",
-            "race": {
-                "link": "open/dlink",
-                "targets": ["{root}/open", "{root}/secret"],
-                "rounds": 300,
-            },
-            "call": {
-                "name": "Write",
-                "input": {"file_path": "{root}/open/dlink/w{n}.txt", "content": "leak\n"},
-            },
-        },
-    ],
-}
 """The attempts used when ``bypass-cases.yaml`` is absent, in its format."""
 
 
@@ -273,11 +66,16 @@ class BypassFigures:
 
 
 def load_cases(path: Path | None = None) -> tuple[dict[str, Any], str]:
-    """The cases document and where it came from (``path``, ``CASES_FILE``, or built in)."""
-    chosen = path or (CASES_FILE if CASES_FILE.is_file() else None)
-    if chosen is None:
-        return BUILTIN, "built in (conformance/instruments/reliability/bypass.py)"
-    data = yaml.safe_load(chosen.read_text("utf-8"))
+    """The cases document and where it came from (``path``, else ``CASES_FILE``).
+
+    Raises:
+        ValueError: the file is missing or not a cases document.
+    """
+    chosen = path or CASES_FILE
+    try:
+        data = yaml.safe_load(chosen.read_text("utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{chosen}: cannot read the bypass cases ({exc})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise ValueError(f"{chosen}: expected a mapping with setup and a list of cases")
     return data, str(chosen)

@@ -29,7 +29,7 @@ __all__ = [
     "BIG_TOKENS",
     "DEFAULT_IMPL",
     "RawAdapter",
-    "Sandbox",
+    "StressSandbox",
     "adapter_argv",
     "tool_use",
 ]
@@ -145,7 +145,7 @@ def tool_use(name: str, given: Mapping[str, Any], id_: str) -> dict[str, Any]:
 
 
 @dataclass
-class Sandbox:
+class StressSandbox:
     """A directory tree for one stress class: ``root/`` with ``root/home``, session dirs."""
 
     base: Path = field(

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from conformance.errors import AdapterCrash, AdapterFailure, AdapterTimeout
-from conformance.instruments.reliability.common import RawAdapter, Sandbox, tool_use
+from conformance.instruments.reliability.common import RawAdapter, StressSandbox, tool_use
 from conformance.wire.connector import ConnectorOptions
 
 __all__ = ["FuzzFigures", "lines", "run_fuzz"]
@@ -259,7 +259,7 @@ class _Maker:
         bad_id = self.rnd.choice(["i" * 300, "a\0b", "x\ud800", "../../m", "/" + "d/" * 50])
         big: dict[str, Any] = {"pattern": "match", "path": f"{self.root}/big.txt"}
         big |= {"output_mode": "content", "head_limit": 5000}
-        bad = tool_use(  # a large Grep result is persisted under its id (issue 12 item 8)
+        bad = tool_use(  # a large Grep result is persisted under its id
             self.rnd.choice(["Read", "Bash", "Grep", "Write", "Grep"]),
             self.rnd.choice(
                 [{"file_path": f"{self.root}/a.txt"}, {"command": "true"}, {}, big, big]
@@ -293,7 +293,7 @@ def run_fuzz(
 ) -> FuzzFigures:
     """Send ``count`` fuzz lines of ``seed`` to ``impl``; see the module docstring."""
     figures = FuzzFigures()
-    box = Sandbox()
+    box = StressSandbox()
     (box.root / "a.txt").write_text("a\nb\n")
     (box.root / "big.txt").write_text("".join(f"a match on line {i}\n" for i in range(5000)))
     adapter = RawAdapter(impl, options)
@@ -332,7 +332,7 @@ def run_fuzz(
     return figures
 
 
-def _fresh(adapter: RawAdapter, box: Sandbox) -> None:
+def _fresh(adapter: RawAdapter, box: StressSandbox) -> None:
     adapter.restart()
     box.begin(adapter, prompt="deny")
 
@@ -396,7 +396,7 @@ def _resync(adapter: RawAdapter, timeout: float) -> int:
     return extra
 
 
-def _works(adapter: RawAdapter, box: Sandbox) -> str:
+def _works(adapter: RawAdapter, box: StressSandbox) -> str:
     """A fresh session Writes then Reads a file: ``""`` when it can, else why not."""
     try:
         if not adapter.alive():

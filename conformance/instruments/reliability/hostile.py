@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import AdapterCrash, AdapterFailure, AdapterTimeout
-from conformance.instruments.reliability.common import RawAdapter, Sandbox
+from conformance.instruments.reliability.common import RawAdapter, StressSandbox
 from conformance.wire.connector import ConnectorOptions
 
 __all__ = ["HostileFigures", "HostileItem", "items", "run_hostile"]
@@ -163,7 +163,7 @@ def run_hostile(
     value runs the Grep items again under that engine.
     """
     figures = HostileFigures(slow_limit=slow)
-    box = Sandbox()
+    box = StressSandbox()
     try:
         requests = items(box.root, big_line=big_line)
         for engine in engines:

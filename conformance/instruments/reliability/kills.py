@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance.errors import AdapterFailure
-from conformance.instruments.reliability.common import RawAdapter, Sandbox, tool_use
+from conformance.instruments.reliability.common import RawAdapter, StressSandbox, tool_use
 from conformance.wire.connector import ConnectorOptions
 
 __all__ = ["KillFigures", "run_kills"]
@@ -176,7 +176,7 @@ def run_kills(
     """``kills`` SIGKILLs during Write and Edit of files of ``size`` bytes; see the module."""
     rnd = random.Random(seed)
     figures = KillFigures()
-    box = Sandbox()
+    box = StressSandbox()
     work = box.root / "files"
     work.mkdir()
     files = [_File(kind, work, size, rnd) for kind in KINDS]

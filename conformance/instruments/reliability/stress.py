@@ -55,7 +55,7 @@ class StressConfig:
 
     @classmethod
     def full(cls, **given: Any) -> StressConfig:
-        """The full counts of issue 12's Done-when."""
+        """The full counts: every case at its full size."""
         base: dict[str, Any] = {
             "kills": 1000,
             "file_bytes": 4 * MB,

@@ -41,8 +41,8 @@ from conformance.peers.claude_code.conversation import (
 )
 from conformance.peers.claude_code.install import Release
 from conformance.peers.claude_code.mcp_server import PROBE_TOOLS
-from conformance.peers.claude_code.settings_map import Unmappable, plan
-from conformance.peers.peer_rules import counted_task_id, names_own_files
+from conformance.peers.claude_code.settings_map import plan
+from conformance.peers.peer_rules import Unmappable, counted_task_id, names_own_files
 from reference.errors import BadRequest
 from reference.protocol.schema import PROTOCOL
 from reference.protocol.server import Handler, ProtocolServer
@@ -73,9 +73,8 @@ FEATURES: Final = (
 """Protocol v1 features the CLI has (PROTO-FEATURES-1); ``test_tools`` is the connector's MCP."""
 
 ABSENT_FEATURES: Final = {"2.1.332": frozenset({"glob", "grep"})}
-"""PROTO-FEATURES-1: the features a measured release lacks. 2.1.332 offers no Glob and
-no Grep tool (measured 2026-12-02: a call answers "No such tool available: Glob. Glob
-is not available in this session"), so their scenarios are not applicable there."""
+"""PROTO-FEATURES-1: the features a measured release lacks (2.1.332 offers no Glob and
+no Grep tool), so their scenarios are not applicable there."""
 
 
 def release_features(version: str) -> list[str]:
@@ -220,8 +219,8 @@ class ClaudeCodeAdapter(ProtocolServer):
         config = self._work / "config"
         config.mkdir()
         # PERM-SOURCE-1: the session's project is a trusted one, as a user's is once the
-        # trust dialog was accepted; 2.1.332 ignores a projectSettings allow rule without
-        # (measured 2026-12-02), 2.1.88 did not ask
+        # trust dialog was accepted (a release that asks ignores a projectSettings allow
+        # rule of an untrusted project)
         trusted = {"hasTrustDialogAccepted": True}
         projects = {"projects": {root: trusted, cwd: trusted}}
         (config / ".claude.json").write_text(json.dumps(projects), encoding="utf-8")
@@ -264,7 +263,7 @@ class ClaudeCodeAdapter(ProtocolServer):
             prompt_answer=str(session.get("prompt") or "deny"),
             test_tools=bool(session.get("test_tools")),
             start_timeout=_START_TIMEOUT,
-        )
+        ).start()
         return {"ok": True}
 
     def _call(self, request: Mapping[str, Any]) -> dict[str, Any]:

@@ -68,7 +68,12 @@ class TurnResult:
 
 
 class Conversation:
-    """A running ``claude -p`` and the request it is waiting on."""
+    """A ``claude -p`` run and the request it is waiting on.
+
+    Made with its settings; ``start`` writes its MCP config, serves the
+    scripted model, starts the CLI with its two reader threads and waits for
+    its first request.
+    """
 
     def __init__(
         self,
@@ -83,6 +88,14 @@ class Conversation:
         start_timeout: float,
     ) -> None:
         self.model = ScriptedModel()
+        self._release = release
+        self._cwd = cwd
+        self._env = dict(env)
+        self._flags = list(flags)
+        self._prompt_answer = prompt_answer
+        self._test_tools = test_tools
+        self._start_timeout = start_timeout
+        self.process: subprocess.Popen[str] | None = None
         self._work = work
         self._prompt_log = work / "prompts.jsonl"
         self._prompt_log.touch()
@@ -93,6 +106,27 @@ class Conversation:
         self._stderr: collections.deque[str] = collections.deque()
         self._other_stdout: collections.deque[str] = collections.deque(maxlen=8)
         self._pending: MainRequest | None = None
+
+    def start(self) -> Conversation:
+        """Start the CLI and wait for its first request; returns itself.
+
+        Raises:
+            CliCrash: the CLI cannot be started or exits before asking.
+            CliTimeout: it does not ask within the start timeout.
+        """
+        release, cwd, env, flags, work = (
+            self._release,
+            self._cwd,
+            self._env,
+            self._flags,
+            self._work,
+        )
+        prompt_answer, test_tools, start_timeout = (
+            self._prompt_answer,
+            self._test_tools,
+            self._start_timeout,
+        )
+        self.model.start()
         servers = {SERVER_NAME: ["--answer", prompt_answer, "--log", str(self._prompt_log)]}
         if test_tools:
             servers["test"] = []
@@ -161,6 +195,7 @@ class Conversation:
         threading.Thread(target=self._read_stdout, args=(self.process.stdout,), daemon=True).start()
         threading.Thread(target=self._read_stderr, args=(self.process.stderr,), daemon=True).start()
         self._pending = self._wait_request(start_timeout, "start")
+        return self
 
     # -- turns --------------------------------------------------------------
 
@@ -207,17 +242,19 @@ class Conversation:
         pending, self._pending = self._pending, None
         if pending is not None:
             answer(pending, Turn([{"type": "text", "text": "Done."}], "end_turn"))
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=_EXIT_WAIT)
+        if self.process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=_EXIT_WAIT)
         self.kill()
 
     def kill(self) -> None:
         """Stop the process group now and the scripted model with it."""
-        if self.process.poll() is None:
+        process = self.process
+        if process is not None and process.poll() is None:
             with contextlib.suppress(OSError):
-                os.killpg(self.process.pid, 9)
+                os.killpg(process.pid, 9)
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(timeout=5.0)
+                process.wait(timeout=5.0)
         self.model.close()
 
     def take_stderr(self) -> str:
@@ -229,15 +266,18 @@ class Conversation:
     # -- internals ----------------------------------------------------------
 
     def _wait_request(self, timeout: float, what: str) -> MainRequest:
+        process = self.process
+        if process is None:
+            raise CliCrash(f"the CLI was never started ({what})")
         deadline = time.monotonic() + timeout
         while True:
             request = self.model.next_turn(0.1)
             if request is not None:
                 return request
-            if self.process.poll() is not None:
+            if process.poll() is not None:
                 time.sleep(0.2)  # let the reader threads take the last lines
                 raise CliCrash(
-                    f"the CLI exited with status {self.process.returncode} ({what}): "
+                    f"the CLI exited with status {process.returncode} ({what}): "
                     f"{self._last_words()}"
                 )
             if time.monotonic() > deadline:

@@ -88,7 +88,11 @@ class MainRequest:
 
 
 class ScriptedModel:
-    """The HTTP server and the hand-off of main-loop requests to the connector."""
+    """The HTTP server and the hand-off of main-loop requests to the connector.
+
+    ``start`` binds a free port on 127.0.0.1 and serves from a thread of its
+    own; ``close`` stops it.
+    """
 
     def __init__(self, hold: float = _HOLD) -> None:
         self.hold = hold
@@ -112,16 +116,24 @@ class ScriptedModel:
 
             do_HEAD = do_GET  # noqa: N815
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._handler = Handler
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> ScriptedModel:
+        """Serve on a free loopback port; returns itself, for ``ScriptedModel().start()``."""
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="toolconf-messages-api", daemon=True
         )
         self._thread.start()
+        return self
 
     @property
     def base_url(self) -> str:
         """What ``ANTHROPIC_BASE_URL`` is set to."""
+        assert self._server is not None, "start() first"
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
 
@@ -142,10 +154,12 @@ class ScriptedModel:
             answer(pending, Turn([{"type": "text", "text": "Done."}], "end_turn"))
 
     def close(self) -> None:
-        """Stop serving; waiting requests get end_turn first."""
+        """Stop serving; waiting requests get end_turn first. Safe before ``start``."""
         self.drain()
-        self._server.shutdown()
-        self._server.server_close()
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
 
     # -- serving ------------------------------------------------------------
 

@@ -50,11 +50,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.errors import ConformanceError
 from conformance.peers.claude_code.mcp_server import PROBE_TOOLS
-from reference.protocol.server import Unsupported
+from conformance.peers.peer_rules import Unmappable
 
-__all__ = ["CliSettings", "Unmappable", "plan"]
+__all__ = ["CliSettings", "plan"]
 
 _ANCHORED = re.compile(r"^(?P<tool>[A-Za-z_][\w-]*)\(/(?!/)(?P<rest>.*)\)$")
 _FILES = {
@@ -69,10 +68,6 @@ _UNMAPPABLE = {
 _FLAG_KEYS = frozenset({"fileReadMaxOutputTokens", "readDedupKillswitch"})
 """Settings keys of protocol v1 that Claude Code takes from its feature flags, not from files."""
 _PROBE_RULE = re.compile(r"^Probe(?=$|\()")
-
-
-class Unmappable(ConformanceError, Unsupported):
-    """A settings source the CLI cannot be given faithfully."""
 
 
 @dataclass(slots=True)

@@ -53,14 +53,13 @@ from typing import Any, Final
 import yaml
 
 from conformance.errors import ConformanceError
-from reference.protocol.server import Unsupported
+from conformance.peers.peer_rules import Unmappable
 
 __all__ = [
     "MAPPINGS_DIR",
     "McpMapping",
     "ResultRules",
     "ToolMap",
-    "Unmappable",
     "expand",
     "load_mapping",
     "map_input",
@@ -74,10 +73,6 @@ _PLACEHOLDER: Final = re.compile(r"\{(\w+)\}")
 _REFERENCE: Final = re.compile(r"^\$(\w+)$")
 _CONTENT_RULES: Final = frozenset({"blocks"})
 _OUTPUT_RULES: Final = frozenset({"none", "json_text"})
-
-
-class Unmappable(ConformanceError, Unsupported):
-    """What a request asks for has no counterpart in the peer (PROTO-MCP-APPLICABLE-1)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -87,7 +87,7 @@ def split_globs(glob: str | None) -> tuple[str, ...]:
     return tuple(glob.split()) if glob else ()
 
 
-Verdict = Literal["whitelist", "ignore"] | None
+IgnoreVerdict = Literal["whitelist", "ignore"] | None
 
 
 @dataclass(slots=True)
@@ -131,7 +131,7 @@ class Selection:
             ignores=IgnoreFiles(names, top=request.top),
         )
 
-    def override(self, rel: str, is_dir: bool) -> Verdict:
+    def override(self, rel: str, is_dir: bool) -> IgnoreVerdict:
         """ripgrep's ``--glob``: the last matching glob decides, ``!`` excludes."""
         if not self.overrides:
             return None
