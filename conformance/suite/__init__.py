@@ -2,7 +2,8 @@
 
 The scenario model and its loader (``scenario``, ``yamlsource``,
 ``yamlvalues``), the steps (``steps``), the expectations and their levels
-(``checks``, ``matchers``), the suite's data files (``registry``) and the
-selection of scenarios (``selection``). It knows the wire, never a runner or
-a peer.
+(``checks``, ``matchers``), the suite's data files (``registry``), the
+selection of scenarios (``selection``), and the one model of SPEC.md with its
+evidence and profile annexes (``spec``, ``evidence``, ``annexes``). It knows
+the wire, never a runner or a peer.
 """
