@@ -57,7 +57,7 @@ from conformance.analysis.fidelity import (
 )
 from conformance.analysis.lint import LintPaths, lint
 from conformance.analysis.reports import FORMATS, RunInfo, write_report
-from conformance.analysis.spec_lint import STRICT, reference_profiles, write_annexes
+from conformance.analysis.spec_lint import reference_profiles, write_annexes
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
 from conformance.instruments.bench.trace import AFTER_EDIT_SHARE, SEED_REREAD_SHARE
 from conformance.peers.registry import connect
@@ -803,7 +803,7 @@ def _lint(args: argparse.Namespace) -> int:
             code=args.code,
             uncited=args.uncited,
         ),
-        strict_spec=args.strict_spec or STRICT,
+        strict_spec=True if args.strict_spec else None,
     )
     for problem in problems:
         print(problem)
