@@ -478,8 +478,8 @@ def _semantic_problems(located: Located, file: str, stem: str | None) -> Iterato
             for message in _repeat_problems(spec)
         )
     for i, step in enumerate(data["steps"]):
-        expect = step.get("expect", {})
-        for path, value in _walk(expect, ("steps", i, "expect")):
+        checked = {"expect": step.get("expect", {}), "under": step.get("under", {})}
+        for path, value in _walk(checked, ("steps", i)):
             if path[-1] == "regex" and isinstance(value, str):
                 try:
                     re.compile(value)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias
 
@@ -59,6 +59,7 @@ __all__ = [
     "ToolUse",
     "ToolsStep",
     "Workspace",
+    "expect_under",
     "parse_step",
     "refused",
 ]
@@ -119,6 +120,11 @@ class StepContext(Protocol):
     @property
     def cwd(self) -> Path:
         """The session's cwd as begun (for the shown view of paths)."""
+        ...
+
+    @property
+    def profile(self) -> str:
+        """The profile the run judges (PROFILE-RUN-1), for a step's ``under``."""
         ...
 
     def tool_use(self, use: ToolUse) -> dict[str, Any]:
@@ -201,6 +207,29 @@ def _request(context: StepContext, body: Mapping[str, Any]) -> dict[str, Any] | 
         return refused(exc, str(body["cmd"]))
 
 
+Under: TypeAlias = Mapping[str, Mapping[str, Any]]
+"""PROFILE-SCENARIO-3: profile -> the expectation fields its release renders otherwise."""
+
+
+def expect_under(expect: Mapping[str, Any], under: Under, profile: str) -> Mapping[str, Any]:
+    """PROFILE-SCENARIO-3: ``expect`` as it holds under ``profile``.
+
+    The profile's fields replace the step's; a ``results`` list replaces entry
+    by entry, its fields merged into the step's entry, a null entry keeping it.
+    """
+    overlay = under.get(profile)
+    if not overlay:
+        return expect
+    merged = {**expect, **overlay}
+    if "results" in overlay:
+        mine: list[Any] = list(expect.get("results") or [None] * len(overlay["results"]))
+        merged["results"] = [
+            own if theirs is None else {**(own or {}), **theirs}
+            for own, theirs in zip(mine, overlay["results"], strict=True)
+        ]
+    return merged
+
+
 def _event_id_problems(events: Mapping[str, Any], known: set[str]) -> Problems:
     for key in ("before", "overlap"):
         for j, pair in enumerate(events.get(key, [])):
@@ -218,10 +247,17 @@ class CallStep(Step):
 
     call: ToolUse
     expect: Mapping[str, Any]
+    under: Under = field(default_factory=dict)
+    """PROFILE-SCENARIO-3: what a release profile renders otherwise."""
 
     @classmethod
     def from_yaml(cls, raw: Mapping[str, Any], line: int | None) -> Self:
-        return cls(call=ToolUse.from_yaml(raw["call"]), expect=raw.get("expect", {}), line=line)
+        return cls(
+            call=ToolUse.from_yaml(raw["call"]),
+            expect=raw.get("expect", {}),
+            under=raw.get("under", {}),
+            line=line,
+        )
 
     @classmethod
     def problems(cls, raw: Mapping[str, Any]) -> Problems:
@@ -237,7 +273,9 @@ class CallStep(Step):
         if isinstance(answer, Tally):
             return answer
         check_call_response(answer, context.unreported)
-        expect = context.sandbox.expand_expect(self.expect)
+        expect = context.sandbox.expand_expect(
+            expect_under(self.expect, self.under, context.profile)
+        )
         return check_call(
             expect, answer, tool_use["id"], unreported=context.unreported, cwd=str(context.cwd)
         )
@@ -259,6 +297,8 @@ class MessageStep(Step):
     streaming: bool = False
     block_delay_ms: int | None = None
     interrupt_after: tuple[str, ...] | None = None
+    under: Under = field(default_factory=dict)
+    """PROFILE-SCENARIO-3: what a release profile renders otherwise."""
 
     @classmethod
     def from_yaml(cls, raw: Mapping[str, Any], line: int | None) -> Self:
@@ -269,6 +309,7 @@ class MessageStep(Step):
             streaming=raw.get("streaming", False),
             block_delay_ms=raw.get("block_delay_ms"),
             interrupt_after=None if interrupt is None else tuple(interrupt["after_started"]),
+            under=raw.get("under", {}),
             line=line,
         )
 
@@ -283,6 +324,11 @@ class MessageStep(Step):
         results = expect.get("results")
         if results is not None and len(results) != len(raw["message"]):
             yield ("expect", "results"), f"{len(results)} results for {len(raw['message'])} calls"
+        for profile, overlay in raw.get("under", {}).items():
+            theirs = overlay.get("results")
+            if theirs is not None and len(theirs) != len(raw["message"]):
+                message = f"{len(theirs)} results for {len(raw['message'])} calls"
+                yield ("under", profile, "results"), message
         batches = expect.get("batches")
         if isinstance(batches, list):
             for j, batch in enumerate(batches):
@@ -311,7 +357,9 @@ class MessageStep(Step):
         if isinstance(answer, Tally):
             return answer
         check_message_response(answer, len(uses), context.unreported)
-        expect = context.sandbox.expand_expect(self.expect)
+        expect = context.sandbox.expand_expect(
+            expect_under(self.expect, self.under, context.profile)
+        )
         ids = [u["id"] for u in uses]
         return check_message(
             expect, answer, ids, unreported=context.unreported, cwd=str(context.cwd)
@@ -383,10 +431,12 @@ class ToolsStep(Step):
     key: ClassVar[str] = "tools"
 
     expect: Mapping[str, Any]
+    under: Under = field(default_factory=dict)
+    """PROFILE-SCENARIO-3: what a release profile's pool shows otherwise."""
 
     @classmethod
     def from_yaml(cls, raw: Mapping[str, Any], line: int | None) -> Self:
-        return cls(expect=raw.get("expect", {}), line=line)
+        return cls(expect=raw.get("expect", {}), under=raw.get("under", {}), line=line)
 
     def describe(self) -> str:
         return "tools"
@@ -396,7 +446,9 @@ class ToolsStep(Step):
         if isinstance(answer, Tally):
             return answer
         check_tools_response(answer)
-        expect = context.sandbox.expand_expect(self.expect)
+        expect = context.sandbox.expand_expect(
+            expect_under(self.expect, self.under, context.profile)
+        )
         return check_tools(expect, answer, unreported=context.unreported)
 
 

@@ -21,6 +21,7 @@ from conformance.suite.steps import (
     SessionStep,
     ToolsStep,
     ToolUse,
+    expect_under,
     parse_step,
 )
 
@@ -56,6 +57,7 @@ class Context:
         self.restarts = 0
         self.unreported: frozenset[str] = frozenset()
         self.cwd = sandbox.root
+        self.profile = "documented"
 
     def tool_use(self, use: ToolUse) -> dict[str, Any]:
         return {
@@ -181,6 +183,31 @@ def test_a_message_step_sends_its_options_and_checks_every_result(sandbox: Sandb
     assert [m.path for m in mismatches] == ["results[1].is_error", "batches"]
 
 
+def test_a_call_step_under_its_profile_expects_what_the_release_renders(sandbox: Sandbox) -> None:
+    raw = {
+        "call": {"name": "Glob", "id": "g"},
+        "expect": {"is_error": False, "content": "{root}/a.txt"},
+        "under": {"claude-code-2.1.88": {"content": "a.txt"}},
+    }
+    step = parse_step(raw, None)
+    relative = result("g", content="a.txt")
+    ctx = context(sandbox, relative)
+    ctx.profile = "claude-code-2.1.88"
+    assert step.run(ctx).mismatches == []
+    documented = context(sandbox, relative)
+    assert [m.path for m in step.run(documented).mismatches] == ["content"]
+
+
+def test_under_replaces_message_results_entry_by_entry() -> None:
+    expect = {"results": [{"is_error": False, "content": "a"}, {"is_error": True}], "batches": []}
+    under = {"claude-code-latest": {"results": [None, {"content": "x"}]}}
+    assert expect_under(expect, under, "claude-code-latest") == {
+        "results": [{"is_error": False, "content": "a"}, {"is_error": True, "content": "x"}],
+        "batches": [],
+    }
+    assert expect_under(expect, under, "claude-code-2.1.88") is expect
+
+
 def test_a_message_answer_with_too_few_results_raises(sandbox: Sandbox) -> None:
     step = parse_step({"message": [{"name": "Read"}, {"name": "Read"}]}, None)
     with pytest.raises(ProtocolError):
@@ -249,5 +276,9 @@ def test_step_problems_are_relative_to_the_step() -> None:
         ("message",),
         ("expect", "results"),
         ("interrupt", "after_started", 0),
+    ]
+    uneven = {"message": [{"name": "Read"}], "under": {"claude-code-latest": {"results": []}}}
+    assert [p for p, _ in MessageStep.problems(uneven)] == [
+        ("under", "claude-code-latest", "results")
     ]
     assert list(FsStep.problems({"fs": {"delete": "a"}})) == []
