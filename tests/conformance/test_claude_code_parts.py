@@ -25,6 +25,7 @@ from conformance.peers.claude_code.mcp_server import PROBE_TOOLS
 from conformance.peers.claude_code.messages_api import ScriptedModel, Turn, answer
 from conformance.peers.claude_code.settings_map import plan
 from conformance.peers.peer_rules import Unmappable
+from reference.permissions.decision import USER_REJECT_MESSAGE
 
 ROOT = "/abs/root"
 
@@ -400,3 +401,24 @@ def test_a_result_block_protocol_v1_cannot_carry_is_unsupported_not_passed_on() 
     odd = {"tool_use_id": "t1", "content": [{"type": "tool_reference", "tool_name": "Probe"}]}
     with pytest.raises(Unmappable, match="tool_reference"):
         _result(TurnResult({"t1": odd}, {}, []), use)
+
+
+def test_the_emulated_users_refusal_is_the_text_a_user_s_rejection_shows(tmp_path: Path) -> None:
+    server = _Mcp("--answer", "deny", "--log", str(tmp_path / "prompts.jsonl"))
+    server.send("initialize", {"protocolVersion": "2025-06-18"})
+    arguments = {"tool_name": "Write", "input": {"file_path": "/x"}, "tool_use_id": "t1"}
+    server.send("tools/call", {"name": "prompt", "arguments": arguments})
+    replies = server.replies(2)
+    server.close()
+    decision = json.loads(replies[2]["result"]["content"][0]["text"])
+    assert decision == {"behavior": "deny", "message": USER_REJECT_MESSAGE}
+
+
+def test_a_probe_s_output_is_read_back_from_its_text() -> None:
+    use = {"id": "p1", "name": "Probe"}
+    text = '{"label": "A", "max_concurrent": 1, "trail": []}'
+    shown = {"tool_use_id": "p1", "content": [{"type": "text", "text": text}]}
+    answer = _result(TurnResult({"p1": shown}, {"p1": [{"type": "text", "text": text}]}, []), use)
+    assert answer["outcome"]["output"] == {"label": "A", "max_concurrent": 1, "trail": []}
+    failed = {"tool_use_id": "p1", "content": "Probe A failed", "is_error": True}
+    assert "output" not in _result(TurnResult({"p1": failed}, {}, []), use)["outcome"]

@@ -416,6 +416,10 @@ def _result(turn: TurnResult, use: Mapping[str, Any]) -> dict[str, Any]:
     structured = turn.structured.get(tool_use_id)
     if isinstance(structured, dict):
         outcome["output"] = structured
+    elif use.get("name") == "Probe":
+        probe_output = _probe_output(block)
+        if probe_output is not None:
+            outcome["output"] = probe_output
     events = [
         {
             "type": "permission_request",
@@ -427,6 +431,28 @@ def _result(turn: TurnResult, use: Mapping[str, Any]) -> dict[str, Any]:
         if prompt.get("tool_use_id") in (tool_use_id, None)
     ]
     return {"tool_result": block, "outcome": outcome, "events": events}
+
+
+def _probe_output(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """PROTO-PROBE-3: a successful Probe's structured output, read back from its text.
+
+    The connector's Probe is its own MCP tool, whose text is the Probe's output as JSON;
+    the CLI reports an MCP tool's structured result as its content blocks, so the output
+    a built-in Probe would carry is the parsed text. None for an error or another text.
+    """
+    if block.get("is_error"):
+        return None
+    content = block.get("content")
+    texts = [
+        str(part.get("text", ""))
+        for part in (content if isinstance(content, list) else [{"text": content}])
+        if isinstance(part, dict) and part.get("type", "text") == "text"
+    ]
+    try:
+        parsed = json.loads("".join(texts))
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) and "label" in parsed else None
 
 
 def _is_tool_use(block: Mapping[str, Any]) -> bool:

@@ -33,6 +33,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final
 
+from reference.permissions.decision import USER_REJECT_MESSAGE
 from reference.probeboard import ProbeBoard
 
 __all__ = ["PROBE_TOOLS", "PROMPT_TOOL", "SERVER_NAME", "main"]
@@ -45,7 +46,10 @@ PROBE_TOOLS: Final = (f"mcp__{SERVER_NAME}__probe", f"mcp__{SERVER_NAME}__probe_
 
 _NEVER: Final = threading.Event()  # a Probe here is never aborted: the CLI just stops waiting
 _RECORDED: Final = frozenset({"tool_name", "input", "tool_use_id"})
-_DENY_MESSAGE: Final = "The user denied this tool use (toolconf emulated prompt)."
+_DENY_MESSAGE: Final = USER_REJECT_MESSAGE
+"""What the emulated user's refusal shows the model: the text the CLI itself shows when a
+user rejects a tool use at its prompt (PERM-MESSAGE-1), so a question the connector answers
+renders as the release renders a user's answer, not as the connector's own words."""
 _PROBE_SCHEMA: Final = {
     "type": "object",
     "properties": {
