@@ -60,14 +60,15 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
         raise errors.FileTooLargeError(
             f"File is too large to edit ({st.size} bytes; the limit is {MAX_EDIT_BYTES})."
         )
+    missing = st.kind is fileio.FileKind.MISSING
+    if missing and inp.old_string != "":  # EDIT-VALIDATE-1: existence before the notebook
+        raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
     if path.endswith(".ipynb"):
         raise errors.NotebookFileError(
             "File is a Jupyter Notebook. Use the NotebookEdit tool to edit this file."
         )
-    if st.kind is fileio.FileKind.MISSING:
-        if inp.old_string == "":
-            return  # EDIT-CREATE-1
-        raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
+    if missing:
+        return  # EDIT-CREATE-1
     if inp.old_string == "" and st.size > 0 and current_text(path) != "":
         raise errors.FileAlreadyExistsError("Cannot create new file - file already exists.")
     profile = ctx.session.profile
