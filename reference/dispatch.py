@@ -338,7 +338,7 @@ class _Call:
             self.prevent_continuation |= post.prevent_continuation
             self.stop_reason = self.stop_reason or post.stop_reason
             ended = self._ended(
-                wrap_error(message),
+                self.session.profile.text("call_error", message=message),  # ERR-CODE-2
                 stage="call",
                 error_name=classify_error(exc),
                 post=hooks.context_blocks(hooks.POST_TOOL_USE_FAILURE, post),

@@ -16,9 +16,11 @@ the scenarios of that behaviour do not hold under the profile.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Literal
+
+from reference.texts import TEXTS, render
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -77,12 +79,31 @@ class Profile:
     unnamed_insert_text: bool = False
     """NBEDIT-RESULT-1: an insert into a notebook without cell ids (nbformat before 4.5)
     answers ``Inserted a new cell with SOURCE``."""
+    glob_hidden_switch: bool = True
+    """GLOB-HIDDEN-1: ``CLAUDE_CODE_GLOB_HIDDEN`` set to false leaves dot files out (else
+    the variable is not read: dot files are always listed)."""
+    glob_ignore_switch: bool = True
+    """GLOB-IGNORE-1: ``CLAUDE_CODE_GLOB_NO_IGNORE`` set to false applies ``.gitignore``
+    files (else the variable is not read: nothing is ignored)."""
+    glob_paths_relative: bool = False
+    """GLOB-OUTPUT-1: Glob names a file below the cwd by its path relative to the cwd, in
+    the text and in ``filenames``."""
+    grep_paths_relative: bool = False
+    """GREP-OUTPUT-1: Grep names a file below the cwd by its path relative to the cwd, in
+    the text and in the structured output."""
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
+    texts: Mapping[str, str] = field(default_factory=dict)
+    """The release's template for each text (a key of ``reference.texts.TEXTS``) it
+    renders otherwise than documented; the annex lists the key's ID."""
     # PROFILE-OPEN-1: the engine plays the documented behaviour for these IDs
     open: frozenset[str] = frozenset()
     """IDs measured to differ that this profile does not model."""
+
+    def text(self, key: str, **fields: object) -> str:
+        """The text ``key`` renders under this profile, ``fields`` filled in."""
+        return render(self.texts.get(key, TEXTS[key].template), fields)
 
 
 VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
@@ -101,6 +122,10 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "unnamed_insert_text": "NBEDIT-RESULT-1",
         "write_keeps_bom": "WRITE-ENC-1",
         "fill_keeps_bom": "EDIT-CREATE-1",
+        "glob_hidden_switch": "GLOB-HIDDEN-1",
+        "glob_ignore_switch": "GLOB-IGNORE-1",
+        "glob_paths_relative": "GLOB-OUTPUT-1",
+        "grep_paths_relative": "GREP-OUTPUT-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -112,6 +137,9 @@ def varying_ids(profile: Profile) -> dict[str, str]:
     for name, rid in VARIANT_IDS.items():
         if getattr(profile, name) != getattr(DOCUMENTED, name):
             out.setdefault(rid, "variant")
+    for key, template in profile.texts.items():
+        if template != TEXTS[key].template:
+            out.setdefault(TEXTS[key].rid, "variant")
     return out
 
 
@@ -125,6 +153,11 @@ _PROFILES: Final = (
         write_read="any",
         read_deny_blocks_edits="existing",
         thin_space_retry=False,
+        glob_hidden_switch=False,
+        glob_ignore_switch=False,
+        glob_paths_relative=True,
+        grep_paths_relative=True,
+        texts={"call_error": "{message}"},
         open=frozenset(
             {
                 "BASH-CAPTURE-1",
@@ -136,8 +169,6 @@ _PROFILES: Final = (
                 "FILE-PATH-2",
                 "FILE-PATH-3",
                 "GLOB-BASE-1",
-                "GLOB-HIDDEN-1",
-                "GLOB-IGNORE-1",
                 "GREP-COUNT-1",
                 "GREP-ERROR-1",
                 "GREP-PAGE-1",
@@ -185,6 +216,7 @@ _PROFILES: Final = (
         write_keeps_bom=True,
         fill_keeps_bom=True,
         unnamed_insert_text=True,
+        texts={"call_error": "{message}"},
         open=frozenset(
             {
                 "BASH-CAPTURE-1",

@@ -466,10 +466,14 @@ class RawStep(Step):
 
     request: Mapping[str, Any]
     expect: Mapping[str, Any]
+    under: Under = field(default_factory=dict)
+    """PROFILE-SCENARIO-3: the whole answer as a release profile renders it."""
 
     @classmethod
     def from_yaml(cls, raw: Mapping[str, Any], line: int | None) -> Self:
-        return cls(request=raw["raw"], expect=raw.get("expect", {}), line=line)
+        return cls(
+            request=raw["raw"], expect=raw.get("expect", {}), under=raw.get("under", {}), line=line
+        )
 
     def describe(self) -> str:
         return f"raw {self.request.get('cmd', '?')}"
@@ -480,7 +484,7 @@ class RawStep(Step):
         if isinstance(error, Mapping) and error.get("kind") == "unsupported":
             # PROTO-UNSUPPORTED-1: what the implementation cannot be given is not applicable
             raise AdapterUnsupported(f"{self.describe()} not supported: {error.get('message')}")
-        want = context.sandbox.expand_expect(self.expect)
+        want = context.sandbox.expand_expect(expect_under(self.expect, self.under, context.profile))
         tally = Tally(unreported=context.unreported)
         if "response" in want:
             tally.check(RENDERING, (), lambda: match(want["response"], answer, "response"))

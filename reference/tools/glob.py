@@ -37,6 +37,7 @@ from reference.tools.search_scope import (
     mtime_ns,
     oldest_first,
     shown_filter,
+    shown_path,
 )
 
 NAME: Final = "Glob"
@@ -387,12 +388,13 @@ def find(inp: GlobInput, ctx: ToolUseContext) -> tuple[list[str], bool]:
     search_dir, pattern = base_of(inp.pattern, path)  # GLOB-BASE-1
     anchor = _anchor(inp.pattern, search_dir, ctx)
     env_session = ctx.session
+    profile = env_session.profile  # GLOB-HIDDEN-1, GLOB-IGNORE-1: whether it reads the switches
     walker = _Walker(
         search_dir=search_dir,
-        include_hidden=not env_is_false(env_session, HIDDEN_ENV),
+        include_hidden=not (profile.glob_hidden_switch and env_is_false(env_session, HIDDEN_ENV)),
         ignores=(
             IgnoreFiles(GLOB_IGNORE_FILES, top=env_session.root)
-            if env_is_false(env_session, NO_IGNORE_ENV)
+            if profile.glob_ignore_switch and env_is_false(env_session, NO_IGNORE_ENV)
             else None
         ),
         abort=ctx.abort,
@@ -430,7 +432,9 @@ def _subject(step: _Plan, rel: str, absolute: str, anchor: str, search_dir: str)
 
 def call(inp: GlobInput, ctx: ToolUseContext) -> ToolResult:
     started = time.monotonic()
-    filenames, truncated = find(inp, ctx)
+    found, truncated = find(inp, ctx)
+    relative = ctx.session.profile.glob_paths_relative
+    filenames = [shown_path(path, ctx.cwd, relative=relative) for path in found]
     return ToolResult(
         data={  # GLOB-OUTPUT-1
             "durationMs": round((time.monotonic() - started) * 1000),

@@ -25,6 +25,19 @@ def search_path_of(inp: Any, ctx: ToolUseContext) -> str | None:
     return ctx.expand(raw)
 
 
+def shown_path(path: str, cwd: str, *, relative: bool) -> str:
+    """GLOB-OUTPUT-1, GREP-OUTPUT-1: a found file as the result names it.
+
+    Absolute, or, where the profile's release shows paths ``relative`` to the
+    cwd, the path below the cwd (a file outside it keeps its absolute path).
+    """
+    if relative:
+        prefix = cwd.rstrip("/") + "/"
+        if path.startswith(prefix):
+            return path[len(prefix) :]
+    return path
+
+
 def env_is_false(session: Session, name: str) -> bool:
     """GLOB-HIDDEN-1 / GLOB-IGNORE-1: a switch set to ``false`` or ``0``, in any case."""
     return session.env.get(name, "").strip().lower() in ("false", "0")

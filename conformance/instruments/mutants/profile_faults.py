@@ -190,3 +190,63 @@ def _latest_notebook_end(engine: MutantEngine) -> None:
 )
 def _latest_insert_name(engine: MutantEngine) -> None:
     _play(engine, unnamed_insert_text=False)
+
+
+# -- the variants modelled after the profiled runs of 2026-12-04 ------------------------
+
+
+@session_fault(
+    "2188-plays-documented-glob-switches",
+    "Under claude-code-2.1.88, CLAUDE_CODE_GLOB_HIDDEN and _NO_IGNORE are read (documented)",
+    breaks=("GLOB-HIDDEN-1", "GLOB-IGNORE-1"),
+    profile="claude-code-2.1.88",
+)
+def _2188_glob_switches(engine: MutantEngine) -> None:
+    _play(engine, glob_hidden_switch=True, glob_ignore_switch=True)
+
+
+@session_fault(
+    "documented-plays-2188-glob-switches",
+    "Under documented, Glob reads neither CLAUDE_CODE_GLOB_HIDDEN nor _NO_IGNORE (2.1.88's)",
+    breaks=("GLOB-HIDDEN-1", "GLOB-IGNORE-1"),
+)
+def _documented_glob_switches(engine: MutantEngine) -> None:
+    _play(engine, glob_hidden_switch=False, glob_ignore_switch=False)
+
+
+@session_fault(
+    "2188-plays-documented-call-error-wrap",
+    "Under claude-code-2.1.88, a call() error's text is wrapped in <tool_use_error>",
+    breaks=("ERR-CODE-2",),
+    profile="claude-code-2.1.88",
+)
+def _2188_call_error_wrap(engine: MutantEngine) -> None:
+    _play(engine, texts={})
+
+
+@session_fault(
+    "documented-plays-release-call-error-text",
+    "Under documented, a call() error's text is not wrapped (the releases' rendering)",
+    breaks=("ERR-CODE-2",),
+)
+def _documented_call_error_text(engine: MutantEngine) -> None:
+    _play(engine, texts={"call_error": "{message}"})
+
+
+@session_fault(
+    "2188-plays-documented-search-paths",
+    "Under claude-code-2.1.88, Glob and Grep name files by absolute paths (documented)",
+    breaks=("GLOB-OUTPUT-1", "GREP-OUTPUT-1"),
+    profile="claude-code-2.1.88",
+)
+def _2188_search_paths(engine: MutantEngine) -> None:
+    _play(engine, glob_paths_relative=False, grep_paths_relative=False)
+
+
+@session_fault(
+    "documented-plays-2188-search-paths",
+    "Under documented, Glob and Grep name files relative to the cwd (2.1.88's rendering)",
+    breaks=("GLOB-OUTPUT-1", "GREP-OUTPUT-1"),
+)
+def _documented_search_paths(engine: MutantEngine) -> None:
+    _play(engine, glob_paths_relative=True, grep_paths_relative=True)

@@ -16,7 +16,7 @@ pages them (GREP-FILESMODE-1, GREP-CONTENT-1, GREP-COUNT-1, GREP-PAGE-1).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
 from pydantic import Field
@@ -37,6 +37,7 @@ from reference.tools.search_scope import (
     newest_first,
     search_path_of,
     shown_filter,
+    shown_path,
 )
 
 NAME: Final = "Grep"
@@ -159,8 +160,13 @@ def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
     except errors.UnknownFileTypeError:
         found = []  # GREP-FILES-1: an unknown type finds nothing, as ripgrep's error does
     hits = [hit for hit in found if shown(hit.path)]  # PERM-FILTER-1
+    relative = ctx.session.profile.grep_paths_relative
+
+    def named(path: str) -> str:  # GREP-OUTPUT-1
+        return shown_path(path, ctx.cwd, relative=relative)
+
     if inp.output_mode == "files_with_matches":
-        return ToolResult(_files_output(inp, hits))
+        return ToolResult(_files_output(inp, hits, named))
     alone = not request.target_is_dir  # GREP-CONTENT-1, GREP-COUNT-1: no path for a file alone
     if content_mode and alone and not hits:
         notice = _binary_match(request)  # GREP-FILES-1: a binary file named as path
@@ -168,8 +174,8 @@ def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
             return ToolResult(_output("content", content=notice, numLines=1))
     if content_mode:
         context = request.before + request.after > 0
-        return ToolResult(_content_output(inp, hits, context=context, alone=alone))
-    return ToolResult(_count_output(inp, hits, alone=alone))
+        return ToolResult(_content_output(inp, hits, named, context=context, alone=alone))
+    return ToolResult(_count_output(inp, hits, named, alone=alone))
 
 
 def _binary_match(request: SearchRequest) -> str | None:
@@ -220,15 +226,23 @@ def _output(mode: OutputMode, **fields: Any) -> dict[str, Any]:
     return {"mode": mode, **empty, "appliedOffset": None, **fields}
 
 
-def _files_output(inp: GrepInput, hits: list[FileHits]) -> dict[str, Any]:
+def _files_output(
+    inp: GrepInput, hits: list[FileHits], named: Callable[[str], str]
+) -> dict[str, Any]:
     """GREP-FILESMODE-1: newest first, ties by path."""
     files = newest_first((hit.path, mtime_ns(hit.path)) for hit in hits)
     kept, applied = _page(files, inp)
-    return _output("files_with_matches", numFiles=len(kept), filenames=kept, **applied)
+    shown = [named(path) for path in kept]
+    return _output("files_with_matches", numFiles=len(kept), filenames=shown, **applied)
 
 
 def _content_output(
-    inp: GrepInput, hits: list[FileHits], *, context: bool, alone: bool
+    inp: GrepInput,
+    hits: list[FileHits],
+    named: Callable[[str], str],
+    *,
+    context: bool,
+    alone: bool,
 ) -> dict[str, Any]:
     """GREP-CONTENT-1: files in path order, ``--`` between groups of non-adjacent lines.
 
@@ -242,21 +256,25 @@ def _content_output(
                 lines.append("--")
             mark = ":" if is_match else "-"
             numbered = f"{number}{mark}" if inp.line_numbers else ""
-            named = "" if alone else f"{hit.path}{mark}"
-            lines.append(f"{named}{numbered}{text}")
+            prefix = "" if alone else f"{named(hit.path)}{mark}"
+            lines.append(f"{prefix}{numbered}{text}")
             previous = number
     kept, applied = _page(lines, inp)
     return _output("content", content="\n".join(kept), numLines=len(kept), **applied)
 
 
-def _count_output(inp: GrepInput, hits: list[FileHits], *, alone: bool) -> dict[str, Any]:
+def _count_output(
+    inp: GrepInput, hits: list[FileHits], named: Callable[[str], str], *, alone: bool
+) -> dict[str, Any]:
     """GREP-COUNT-1: ``PATH:N`` in path order (``N`` for a file alone); totals of those kept."""
     counts = sorted((hit.path, hit.matching_lines) for hit in hits)
     kept, applied = _page(counts, inp)
     return _output(
         "count",
         numFiles=len(kept),
-        content="\n".join(str(count) if alone else f"{path}:{count}" for path, count in kept),
+        content="\n".join(
+            str(count) if alone else f"{named(path)}:{count}" for path, count in kept
+        ),
         numMatches=sum(count for _, count in kept),
         **applied,
     )

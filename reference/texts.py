@@ -1,0 +1,49 @@
+"""The texts a profile may render otherwise, as templates keyed by what they render.
+
+Each key names one text the engine shows the model: the SPEC ID that gives its
+documented form, and that form as a ``str.format`` template whose fields are
+what the engine knows when it renders it. A profile that plays a release
+(``reference.profiles``) gives, in ``Profile.texts``, the release's template
+for each key whose text differs; the tools render through ``Profile.text``
+and never test a profile's name. The annex of a profile lists the ID of each
+key it renders otherwise (SPEC.md 0.5).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+__all__ = ["TEXTS", "Text", "fields_of", "render"]
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """One rendered text: the ID stating its documented form, and that form."""
+
+    rid: str
+    template: str
+
+
+TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
+    {
+        # ERR-CODE-2: what the model sees of an error raised in call()
+        "call_error": Text("ERR-CODE-2", "<tool_use_error>{message}</tool_use_error>"),
+    }
+)
+"""Every text a profile may render otherwise, by key."""
+
+
+def fields_of(template: str) -> frozenset[str]:
+    """The field names ``template`` uses."""
+    return frozenset(
+        name for _, name, _, _ in string.Formatter().parse(template) if name is not None
+    )
+
+
+def render(template: str, fields: Mapping[str, object]) -> str:
+    """``template`` with ``fields`` filled in; braces in the values stay as they are."""
+    return template.format_map(dict(fields))
