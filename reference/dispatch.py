@@ -343,7 +343,10 @@ class _Call:
                 error_name=classify_error(exc),
                 post=hooks.context_blocks(hooks.POST_TOOL_USE_FAILURE, post),
             )
-            # SCHED-CASCADE-1: the tool says whether its failure cancels the batch (TOOL-DEFAULT-1)
+            # SCHED-CASCADE-1: the tool says whether its failure cancels the batch (TOOL-DEFAULT-1),
+            # where the session's profile cascades at all
+            if not self.session.profile.bash_cascade:
+                return ended
             return replace(ended, cascades=tool.cascade_description(parsed, exc))
         if self.ctx.abort.reason == "sibling_error":  # SCHED-CASCADE-1: not ended when cancelled
             return aborted_outcome(self.id, self.ctx.abort.reason, self.ctx.abort.detail)

@@ -254,8 +254,12 @@ def _default_mode() -> int:
     return 0o666 & ~_umask()
 
 
-def atomic_write(path: str, data: bytes) -> Stat:
+def atomic_write(path: str, data: bytes, *, clean_killed: bool = True) -> Stat:
     """WRITE-ATOMIC-1: temp file beside the target, fsync, keep mode, rename.
+
+    ``clean_killed`` (WRITE-ATOMIC-2, as the session's profile says): under the
+    directory lock, write through the one temporary name and remove what a
+    killed writer left there; else a random name, and nothing is removed.
 
     A symlink is followed: its target is replaced and the link stays. Returns
     the ``stat`` of the file as written. FILE-OPEN-1: the target's directory
@@ -280,7 +284,7 @@ def atomic_write(path: str, data: bytes) -> Stat:
             )
         except FileNotFoundError:
             mode = _default_mode()
-        if _LOCKED_DIR.get() == directory:
+        if clean_killed and _LOCKED_DIR.get() == directory:
             # WRITE-ATOMIC-2: under the lock no other writer of this directory
             # is running, so a file at the temporary name is a killed writer's
             tmp = temp_name(name)

@@ -401,8 +401,14 @@ def _pre_decision(
     return None, None
 
 
-def interpret_pre_tool_use(runs: Sequence[HookRun]) -> PreToolUseResult:
-    """Combine the runs of one call's PreToolUse handlers, given in configuration order."""
+def interpret_pre_tool_use(
+    runs: Sequence[HookRun], *, updates: str = "with-allow-or-ask"
+) -> PreToolUseResult:
+    """Combine the runs of one call's PreToolUse handlers, given in configuration order.
+
+    ``updates`` is the session profile's HOOK-UPDATE-1: which hooks' ``updatedInput``
+    counts (those that allow or ask, none, or every hook's).
+    """
     combined: Decision | None = None
     reasons: list[str] = []
     update: dict[str, Any] | None = None
@@ -420,7 +426,10 @@ def interpret_pre_tool_use(runs: Sequence[HookRun]) -> PreToolUseResult:
         if stops and not prevent:
             prevent, stop_reason = True, why
         replacement = specific.get("updatedInput")
-        if update is None and decision in ("allow", "ask") and isinstance(replacement, dict):
+        counts = updates == "always" or (
+            updates == "with-allow-or-ask" and decision in ("allow", "ask")
+        )
+        if update is None and counts and isinstance(replacement, dict):
             update = replacement  # HOOK-UPDATE-1: the first in configuration order
         extra = _text(specific.get("additionalContext"))
         if extra is not None:
@@ -486,7 +495,7 @@ def run_pre_tool_use(
     observable input (DISP-BACKFILL-1).
     """
     runs = run_event(ctx, event=PRE_TOOL_USE, tool_name=tool_name, tool_input=dict(tool_input))
-    return interpret_pre_tool_use(runs)
+    return interpret_pre_tool_use(runs, updates=ctx.session.profile.hook_updated_input)
 
 
 def run_post_tool_use(

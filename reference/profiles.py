@@ -79,6 +79,18 @@ class Profile:
     unnamed_insert_text: bool = False
     """NBEDIT-RESULT-1: an insert into a notebook without cell ids (nbformat before 4.5)
     answers ``Inserted a new cell with SOURCE``."""
+    bash_cascade: bool = True
+    """SCHED-CASCADE-1: a failed Bash cancels the other calls of its batch."""
+    hook_updated_input: Literal["with-allow-or-ask", "ignored", "always"] = "with-allow-or-ask"
+    """HOOK-UPDATE-1: a PreToolUse hook's ``updatedInput`` replaces the input when its hook
+    allows or asks, never (the model's input runs), or whatever its hook decided (a deny
+    still blocks the call)."""
+    killed_writer_cleanup: bool = True
+    """WRITE-ATOMIC-2: a write under the directory lock uses the one temporary name and
+    removes what a killed writer left there (else a random name, and nothing removed)."""
+    notebook_created_by_edit: bool = False
+    """EDIT-CREATE-1: an Edit with an empty ``old_string`` creates a missing ``.ipynb`` as
+    any file, the notebook check applying to existing files only."""
     glob_hidden_switch: bool = True
     """GLOB-HIDDEN-1: ``CLAUDE_CODE_GLOB_HIDDEN`` set to false leaves dot files out (else
     the variable is not read: dot files are always listed)."""
@@ -122,6 +134,10 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "unnamed_insert_text": "NBEDIT-RESULT-1",
         "write_keeps_bom": "WRITE-ENC-1",
         "fill_keeps_bom": "EDIT-CREATE-1",
+        "bash_cascade": "SCHED-CASCADE-1",
+        "hook_updated_input": "HOOK-UPDATE-1",
+        "killed_writer_cleanup": "WRITE-ATOMIC-2",
+        "notebook_created_by_edit": "EDIT-CREATE-1",
         "glob_hidden_switch": "GLOB-HIDDEN-1",
         "glob_ignore_switch": "GLOB-IGNORE-1",
         "glob_paths_relative": "GLOB-OUTPUT-1",
@@ -153,6 +169,10 @@ _PROFILES: Final = (
         write_read="any",
         read_deny_blocks_edits="existing",
         thin_space_retry=False,
+        bash_cascade=False,
+        hook_updated_input="ignored",
+        killed_writer_cleanup=False,
+        notebook_created_by_edit=True,
         glob_hidden_switch=False,
         glob_ignore_switch=False,
         glob_paths_relative=True,
@@ -165,7 +185,6 @@ _PROFILES: Final = (
                 "BASH-TIMEOUT-1",
                 "BASH-TIMEOUT-2",
                 "DISP-SCHEMA-1",
-                "EDIT-CREATE-1",
                 "FILE-PATH-2",
                 "FILE-PATH-3",
                 "GLOB-BASE-1",
@@ -174,7 +193,6 @@ _PROFILES: Final = (
                 "GREP-PAGE-1",
                 "HOOK-EXIT-1",
                 "HOOK-MATCH-1",
-                "HOOK-UPDATE-1",
                 "IMG-DECODE-1",
                 "IMG-DETECT-1",
                 "NBEDIT-RESULT-1",
@@ -190,13 +208,11 @@ _PROFILES: Final = (
                 "READ-RANGE-1",
                 "READ-RANGE-2",
                 "REG-MCP-1",
-                "SCHED-CASCADE-1",
                 "SCHED-CONTEXT-1",
                 "STATE-STALE-1",
                 "STATE-STALE-2",
                 "TEXT-ENC-1",
                 "TEXT-ENC-2",
-                "WRITE-ATOMIC-2",
             }
         ),
     ),
@@ -216,6 +232,10 @@ _PROFILES: Final = (
         write_keeps_bom=True,
         fill_keeps_bom=True,
         unnamed_insert_text=True,
+        bash_cascade=False,
+        hook_updated_input="always",
+        killed_writer_cleanup=False,
+        notebook_created_by_edit=True,
         texts={"call_error": "{message}"},
         open=frozenset(
             {
@@ -228,7 +248,6 @@ _PROFILES: Final = (
                 "FILE-PATH-3",
                 "HOOK-CONFIG-1",
                 "HOOK-DECISION-1",
-                "HOOK-UPDATE-1",
                 "IMG-DECODE-1",
                 "IMG-DETECT-1",
                 "PDF-REQUIRE-1",
@@ -248,7 +267,6 @@ _PROFILES: Final = (
                 "READ-SIZE-2",
                 "REG-MCP-1",
                 "REG-SEARCH-1",
-                "SCHED-CASCADE-1",
                 "SCHED-LIMIT-1",
                 "TEXT-ENC-2",
                 "TOK-CAP-1",
@@ -257,7 +275,6 @@ _PROFILES: Final = (
                 "TOK-EXACT-2",
                 "TOK-GATE-2",
                 "WRITE-ATOMIC-1",
-                "WRITE-ATOMIC-2",
                 "WRITE-CONTENT-1",
             }
         ),

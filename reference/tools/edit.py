@@ -63,7 +63,8 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
     missing = st.kind is fileio.FileKind.MISSING
     if missing and inp.old_string != "":  # EDIT-VALIDATE-1: existence before the notebook
         raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
-    if path.endswith(".ipynb"):
+    # EDIT-CREATE-1: a new notebook is refused, unless the profile creates it as any file
+    if path.endswith(".ipynb") and not (missing and ctx.session.profile.notebook_created_by_edit):
         raise errors.NotebookFileError(
             "File is a Jupyter Notebook. Use the NotebookEdit tool to edit this file."
         )
@@ -141,7 +142,11 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
         # no text filled by an empty old_string loses its mark (EDIT-CREATE-1).
         filled = inp.old_string == "" and not original
         filled = filled and not ctx.session.profile.fill_keeps_bom  # EDIT-CREATE-1's variant
-        written = fileio.atomic_write(path, text.encode(new_text, encoding, bom=not filled))
+        written = fileio.atomic_write(
+            path,
+            text.encode(new_text, encoding, bom=not filled),
+            clean_killed=ctx.session.profile.killed_writer_cleanup,
+        )
     # --- end of critical section ---
 
     record_own_write(  # EDIT-STATE-1, EDIT-NOTIFY-1

@@ -282,7 +282,9 @@ def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
         current = fileio.read_bytes(path)
         if current != original or not _unchanged_since_read(ctx, path, st, current):
             raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)  # STATE-STALE-2
-        written = fileio.atomic_write(path, new_bytes)  # WRITE-ATOMIC-1
+        written = fileio.atomic_write(
+            path, new_bytes, clean_killed=ctx.session.profile.killed_writer_cleanup
+        )  # WRITE-ATOMIC-1
     # --- end of critical section ---
 
     record_own_write(  # NBEDIT-STATE-1 (STATE-UPDATE-1, WRITE-NOTIFY-1)

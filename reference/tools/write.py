@@ -118,7 +118,11 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
         # WRITE-ENC-1: the file's encoding, without its byte order mark (kept under a
         # profile whose release keeps it).
         bom = bool(encoding.bom) and ctx.session.profile.write_keeps_bom  # TEXT-ENC-1: by the mark
-        written = fileio.atomic_write(path, text.encode(content, encoding, bom=bom))
+        written = fileio.atomic_write(
+            path,
+            text.encode(content, encoding, bom=bom),
+            clean_killed=ctx.session.profile.killed_writer_cleanup,
+        )
     # --- end of critical section ---
 
     record_own_write(  # WRITE-STATE-1, WRITE-NOTIFY-1

@@ -250,3 +250,89 @@ def _2188_search_paths(engine: MutantEngine) -> None:
 )
 def _documented_search_paths(engine: MutantEngine) -> None:
     _play(engine, glob_paths_relative=True, grep_paths_relative=True)
+
+
+@session_fault(
+    "2188-plays-documented-cascade",
+    "Under claude-code-2.1.88, a failed Bash cancels the rest of its batch (documented)",
+    breaks=("SCHED-CASCADE-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_cascade(engine: MutantEngine) -> None:
+    _play(engine, bash_cascade=True)
+
+
+@session_fault(
+    "documented-plays-release-no-cascade",
+    "Under documented, a failed Bash cancels nothing (the releases' SCHED-CASCADE-1)",
+    breaks=("SCHED-CASCADE-1",),
+)
+def _documented_no_cascade(engine: MutantEngine) -> None:
+    _play(engine, bash_cascade=False)
+
+
+@session_fault(
+    "2188-plays-documented-hook-update",
+    "Under claude-code-2.1.88, a hook's updatedInput replaces the input (documented)",
+    breaks=("HOOK-UPDATE-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_hook_update(engine: MutantEngine) -> None:
+    _play(engine, hook_updated_input="with-allow-or-ask")
+
+
+@session_fault(
+    "latest-plays-documented-hook-update",
+    "Under claude-code-latest, updatedInput needs its hook's allow or ask (documented)",
+    breaks=("HOOK-UPDATE-1",),
+    profile="claude-code-latest",
+)
+def _latest_hook_update(engine: MutantEngine) -> None:
+    _play(engine, hook_updated_input="with-allow-or-ask")
+
+
+@session_fault(
+    "documented-plays-2188-hook-update",
+    "Under documented, a hook's updatedInput is ignored (2.1.88's HOOK-UPDATE-1)",
+    breaks=("HOOK-UPDATE-1",),
+)
+def _documented_hook_update(engine: MutantEngine) -> None:
+    _play(engine, hook_updated_input="ignored")
+
+
+@session_fault(
+    "2188-plays-documented-temp-cleanup",
+    "Under claude-code-2.1.88, a write removes a killed writer's temporary file (documented)",
+    breaks=("WRITE-ATOMIC-2",),
+    profile="claude-code-2.1.88",
+)
+def _2188_temp_cleanup(engine: MutantEngine) -> None:
+    _play(engine, killed_writer_cleanup=True)
+
+
+@session_fault(
+    "documented-plays-release-temp-left",
+    "Under documented, a killed writer's temporary file is left (the releases' WRITE-ATOMIC-2)",
+    breaks=("WRITE-ATOMIC-2",),
+)
+def _documented_temp_left(engine: MutantEngine) -> None:
+    _play(engine, killed_writer_cleanup=False)
+
+
+@session_fault(
+    "latest-plays-documented-notebook-check",
+    "Under claude-code-latest, an empty old_string does not create a notebook (documented)",
+    breaks=("EDIT-CREATE-1",),
+    profile="claude-code-latest",
+)
+def _latest_notebook_check(engine: MutantEngine) -> None:
+    _play(engine, notebook_created_by_edit=False)
+
+
+@session_fault(
+    "documented-plays-release-notebook-creation",
+    "Under documented, an empty old_string creates a new notebook (the releases' EDIT-CREATE-1)",
+    breaks=("EDIT-CREATE-1",),
+)
+def _documented_notebook_creation(engine: MutantEngine) -> None:
+    _play(engine, notebook_created_by_edit=True)
