@@ -225,7 +225,7 @@ class _Call:
         pre = hooks.run_pre_tool_use(  # DISP-PREHOOK-1
             self.ctx, tool_name=tool.name, tool_input=observable
         )
-        self.pre_blocks = hooks.context_blocks(hooks.PRE_TOOL_USE, pre)
+        self.pre_blocks = self._hook_blocks(hooks.PRE_TOOL_USE, pre)
         self.prevent_continuation = pre.prevent_continuation
         self.stop_reason = pre.stop_reason
         if pre.blocked:  # HOOK-BLOCK-1: before any permission rule
@@ -253,6 +253,15 @@ class _Call:
                 message, stage="permission", error_name=errors.PermissionDeniedError.error_name
             )
         return self._call(tool, parsed, observable)
+
+    def _hook_blocks(
+        self, event: str, result: hooks.PreToolUseResult | hooks.PostToolUseResult
+    ) -> list[dict[str, str]]:
+        """HOOK-CONTEXT-1: the hooks' texts the result carries, where the profile puts them
+        in the tool_result (a release shows them beside it)."""
+        if not self.session.profile.hook_texts_in_result:
+            return []
+        return hooks.context_blocks(event, result)
 
     def _ended(
         self,
@@ -341,7 +350,7 @@ class _Call:
                 self.session.profile.text("call_error", message=message),  # ERR-CODE-2
                 stage="call",
                 error_name=classify_error(exc),
-                post=hooks.context_blocks(hooks.POST_TOOL_USE_FAILURE, post),
+                post=self._hook_blocks(hooks.POST_TOOL_USE_FAILURE, post),
             )
             # SCHED-CASCADE-1: the tool says whether its failure cancels the batch (TOOL-DEFAULT-1),
             # where the session's profile cascades at all
@@ -353,7 +362,9 @@ class _Call:
         post = hooks.run_post_tool_use(  # DISP-POSTHOOK-1
             self.ctx, tool_name=tool.name, tool_input=observable, tool_response=dict(result.data)
         )
-        content = tool.map_result(result.data)  # DISP-MAP-1; TOOL-MAP-1: stage done only
+        content = tool.map_result(
+            result.data, self.session.profile
+        )  # DISP-MAP-1; TOOL-MAP-1: stage done only
         if tool.mcp_info is not None and post.updated_mcp_output is not None:  # HOOK-POST-1
             content = post.updated_mcp_output
         persisted_path = None
@@ -362,7 +373,7 @@ class _Call:
             content, persisted_path = persist(
                 content, session_dir=self.session.session_dir, tool_use_id=self.id
             )
-        blocks = self.pre_blocks + hooks.context_blocks(hooks.POST_TOOL_USE, post)
+        blocks = self.pre_blocks + self._hook_blocks(hooks.POST_TOOL_USE, post)
         content = with_text_blocks(content, blocks)
         output, output_cut = bound_output(result.data, content)  # RES-OUTPUT-1
         return CallOutcome(

@@ -22,11 +22,12 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
 
 from reference.hook_matcher import matcher_matches
+from reference.profiles import DOCUMENTED
 from reference.session import Session
 from reference.settings import SOURCES, Settings
 from reference.tool import ToolUseContext
@@ -381,6 +382,10 @@ def _stop(data: Mapping[str, Any] | None) -> tuple[bool, str | None]:
     return True, reason if isinstance(reason, str) else None
 
 
+Render = Callable[..., str]
+"""A profile's ``text(key, **fields)`` (``reference.profiles.Profile.text``)."""
+
+
 def _pre_decision(
     run: HookRun, data: Mapping[str, Any] | None, specific: Mapping[str, Any]
 ) -> tuple[Decision | None, str | None]:
@@ -401,13 +406,29 @@ def _pre_decision(
     return None, None
 
 
+def _denial(run: HookRun, reason: str | None, tool: str, text: Render) -> str:
+    """HOOK-BLOCK-1: what one denying hook says, as the profile renders it (maybe nothing)."""
+    if run.blocking:
+        if reason is None:
+            return text("hook_denial_exit2_bare", tool=tool, command=run.command)
+        return text("hook_denial_exit2", tool=tool, command=run.command, stderr=reason)
+    if reason is None:
+        return text("hook_denial_bare", tool=tool)
+    return text("hook_denial", tool=tool, reason=reason)
+
+
 def interpret_pre_tool_use(
-    runs: Sequence[HookRun], *, updates: str = "with-allow-or-ask"
+    runs: Sequence[HookRun],
+    *,
+    updates: str = "with-allow-or-ask",
+    tool: str = "",
+    text: Render = DOCUMENTED.text,
 ) -> PreToolUseResult:
     """Combine the runs of one call's PreToolUse handlers, given in configuration order.
 
     ``updates`` is the session profile's HOOK-UPDATE-1: which hooks' ``updatedInput``
-    counts (those that allow or ask, none, or every hook's).
+    counts (those that allow or ask, none, or every hook's); ``text`` renders the
+    block's text for ``tool`` (HOOK-BLOCK-1) as the profile does.
     """
     combined: Decision | None = None
     reasons: list[str] = []
@@ -420,8 +441,10 @@ def interpret_pre_tool_use(
         decision, reason = _pre_decision(run, data, specific)
         if decision is not None and (combined is None or _RANK[decision] > _RANK[combined]):
             combined = decision  # HOOK-DECISION-1: deny over ask over allow
-        if decision == "deny" and reason is not None:
-            reasons.append(reason)  # HOOK-BLOCK-1
+        if decision == "deny":
+            said = _denial(run, reason, tool, text)  # HOOK-BLOCK-1
+            if said:
+                reasons.append(said)
         stops, why = _stop(data)
         if stops and not prevent:
             prevent, stop_reason = True, why
@@ -437,7 +460,9 @@ def interpret_pre_tool_use(
     blocked = combined == "deny"
     block_reason = None
     if blocked:  # HOOK-BLOCK-1
-        block_reason = f"{BLOCK_PREFIX}: {chr(10).join(reasons)}" if reasons else BLOCK_PREFIX
+        block_reason = (
+            text("hook_block", reasons="\n".join(reasons)) if reasons else text("hook_block_bare")
+        )
     return PreToolUseResult(
         decision=combined,
         block_reason=block_reason,
@@ -495,7 +520,10 @@ def run_pre_tool_use(
     observable input (DISP-BACKFILL-1).
     """
     runs = run_event(ctx, event=PRE_TOOL_USE, tool_name=tool_name, tool_input=dict(tool_input))
-    return interpret_pre_tool_use(runs, updates=ctx.session.profile.hook_updated_input)
+    profile = ctx.session.profile
+    return interpret_pre_tool_use(
+        runs, updates=profile.hook_updated_input, tool=tool_name, text=profile.text
+    )
 
 
 def run_post_tool_use(

@@ -24,6 +24,7 @@ from typing import Any, Final, Literal, Protocol, cast
 from pydantic import BaseModel, Field, create_model
 
 from reference import errors
+from reference.profiles import Profile
 from reference.tool import McpInfo, ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools.common import JsonInt, StrictInput
 
@@ -179,7 +180,7 @@ def _text_of(content: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
 
 
-def map_result(data: Mapping[str, Any]) -> ResultContent:
+def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     """The server's content: its text when every block is text, else the blocks."""
     content: list[dict[str, Any]] = list(data["content"])
     if all(block.get("type") == "text" for block in content):

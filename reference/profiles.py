@@ -79,6 +79,9 @@ class Profile:
     unnamed_insert_text: bool = False
     """NBEDIT-RESULT-1: an insert into a notebook without cell ids (nbformat before 4.5)
     answers ``Inserted a new cell with SOURCE``."""
+    hook_texts_in_result: bool = True
+    """HOOK-CONTEXT-1: the hooks' additional contexts and feedback are appended to the
+    call's tool_result (else the release shows them beside it, not in it)."""
     bash_cascade: bool = True
     """SCHED-CASCADE-1: a failed Bash cancels the other calls of its batch."""
     hook_updated_input: Literal["with-allow-or-ask", "ignored", "always"] = "with-allow-or-ask"
@@ -134,6 +137,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "unnamed_insert_text": "NBEDIT-RESULT-1",
         "write_keeps_bom": "WRITE-ENC-1",
         "fill_keeps_bom": "EDIT-CREATE-1",
+        "hook_texts_in_result": "HOOK-CONTEXT-1",
         "bash_cascade": "SCHED-CASCADE-1",
         "hook_updated_input": "HOOK-UPDATE-1",
         "killed_writer_cleanup": "WRITE-ATOMIC-2",
@@ -177,7 +181,14 @@ _PROFILES: Final = (
         glob_ignore_switch=False,
         glob_paths_relative=True,
         grep_paths_relative=True,
-        texts={"call_error": "{message}"},
+        hook_texts_in_result=False,
+        texts={
+            "call_error": "{message}",
+            "hook_denial_bare": "Hook PreToolUse:{tool} denied this tool",
+            "hook_denial_exit2": "PreToolUse:{tool} hook error: [{command}]: {stderr}",
+            "hook_denial_exit2_bare": "PreToolUse:{tool} hook error: [{command}]: No stderr output",
+            "hook_block": "{reasons}",
+        },
         open=frozenset(
             {
                 "BASH-CAPTURE-1",
@@ -236,7 +247,16 @@ _PROFILES: Final = (
         hook_updated_input="always",
         killed_writer_cleanup=False,
         notebook_created_by_edit=True,
-        texts={"call_error": "{message}"},
+        hook_texts_in_result=False,
+        texts={
+            "call_error": "{message}",
+            "read_reminder": "",
+            "hook_denial": "PreToolUse:{tool} hook error: {reason}",
+            "hook_denial_bare": "PreToolUse:{tool} hook error: Blocked by hook",
+            "hook_denial_exit2": "PreToolUse:{tool} hook error: [{command}]: {stderr}",
+            "hook_denial_exit2_bare": "PreToolUse:{tool} hook error: [{command}]: No stderr output",
+            "hook_block": "{reasons}",
+        },
         open=frozenset(
             {
                 "BASH-CAPTURE-1",

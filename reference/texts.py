@@ -32,6 +32,22 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
     {
         # ERR-CODE-2: what the model sees of an error raised in call()
         "call_error": Text("ERR-CODE-2", "<tool_use_error>{message}</tool_use_error>"),
+        # READ-REMINDER-1: what follows the lines of a text view
+        "read_reminder": Text(
+            "READ-REMINDER-1",
+            "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it "
+            "would be considered malware. You CAN and SHOULD provide analysis of malware, what it "
+            "is doing. But you MUST refuse to improve or augment the code. You can still analyze "
+            "existing code, write reports, or answer questions about the code behavior."
+            "\n</system-reminder>\n",
+        ),
+        # HOOK-BLOCK-1: one denying PreToolUse hook, then the call's whole text
+        "hook_denial": Text("HOOK-BLOCK-1", "{reason}"),
+        "hook_denial_bare": Text("HOOK-BLOCK-1", ""),
+        "hook_denial_exit2": Text("HOOK-BLOCK-1", "{stderr}"),
+        "hook_denial_exit2_bare": Text("HOOK-BLOCK-1", ""),
+        "hook_block": Text("HOOK-BLOCK-1", "Blocked by PreToolUse hook: {reasons}"),
+        "hook_block_bare": Text("HOOK-BLOCK-1", "Blocked by PreToolUse hook"),
     }
 )
 """Every text a profile may render otherwise, by key."""

@@ -21,6 +21,7 @@ from reference.abort import AbortSignal
 from reference.errors import Refusal
 from reference.events import EventLog
 from reference.paths import expand_path
+from reference.profiles import Profile
 from reference.session import Session
 
 ContentBlock = dict[str, Any]
@@ -136,7 +137,7 @@ def _no_cascade(_input: object, _exc: BaseException) -> str | None:
 _NO_ERROR_CODES: Mapping[type[Refusal], int] = MappingProxyType({})
 
 
-def _json_content(data: Mapping[str, Any]) -> ResultContent:
+def _json_content(data: Mapping[str, Any], _profile: Profile) -> ResultContent:
     return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
@@ -164,7 +165,8 @@ class Tool(Generic[InputT]):
     is_concurrency_safe: Callable[[InputT], bool]
     is_read_only: Callable[[InputT], bool]
     is_destructive: Callable[[InputT], bool]
-    map_result: Callable[[Mapping[str, Any]], ResultContent]
+    map_result: Callable[[Mapping[str, Any], Profile], ResultContent]
+    """TOOL-MAP-1: the model's text of a result, as the session's profile renders it."""
     max_result_size_chars: float
     path_fields: tuple[str, ...]
     check_permissions: Callable[[InputT, ToolUseContext], PermissionCheck]
@@ -215,7 +217,7 @@ def build_tool(
     is_concurrency_safe: Callable[[InputT], bool] = _never,
     is_read_only: Callable[[InputT], bool] = _never,
     is_destructive: Callable[[InputT], bool] = _never,
-    map_result: Callable[[Mapping[str, Any]], ResultContent] = _json_content,
+    map_result: Callable[[Mapping[str, Any], Profile], ResultContent] = _json_content,
     max_result_size_chars: float = 100_000,
     path_fields: tuple[str, ...] = (),
     check_permissions: Callable[[InputT, ToolUseContext], PermissionCheck] = _passthrough,

@@ -35,6 +35,7 @@ from reference.abort import AbortSignal
 from reference.permissions import bash_rules
 from reference.permissions.checks import check_bash_permissions
 from reference.permissions.directories import is_inside_working_directories
+from reference.profiles import Profile
 from reference.settings import positive_int
 from reference.tasks import (
     STOP_GRACE_S,
@@ -425,7 +426,7 @@ def _background(
     )
 
 
-def map_result(data: Mapping[str, Any]) -> ResultContent:
+def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     """BASH-RESULT-1: the output, then the reset line; the fixed text when both are empty."""
     text = "\n".join(part for part in (data["stdout"], data["stderr"]) if part)
     return text or NO_OUTPUT

@@ -12,7 +12,7 @@ from reference import errors, fileio, history, paths, text
 from reference.patch import structured_patch
 from reference.permissions.session_rules import edit_rule_tools, matching_deny_rule
 from reference.permissions.tool_paths import file_path_of
-from reference.profiles import STALE_EDIT_NOTE, STATE_NOTE
+from reference.profiles import STALE_EDIT_NOTE, STATE_NOTE, Profile
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools.common import (
     MODIFIED_SINCE_READ,
@@ -191,7 +191,7 @@ def inputs_equivalent(a: EditInput, b: EditInput, ctx: ToolUseContext) -> bool:
     return first.new_text == second.new_text
 
 
-def map_result(data: Mapping[str, Any]) -> ResultContent:
+def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     message = f"The file {data['filePath']} has been updated successfully."
     if data["replaceAll"]:
         message += " All occurrences were replaced."

@@ -30,6 +30,7 @@ from reference.abort import AbortSignal
 from reference.deadline import Deadline
 from reference.gitignore import GLOB_IGNORE_FILES, Chain, IgnoreFiles
 from reference.permissions.checks import working_directories_check
+from reference.profiles import Profile
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools.common import StrictInput
 from reference.tools.search_scope import (
@@ -445,7 +446,7 @@ def call(inp: GlobInput, ctx: ToolUseContext) -> ToolResult:
     )
 
 
-def map_result(data: Mapping[str, Any]) -> ResultContent:
+def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     """GLOB-OUTPUT-1: absolute paths one per line, the truncation note, or ``No files found``."""
     filenames = list(data["filenames"])
     if not filenames:

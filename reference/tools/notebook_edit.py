@@ -21,6 +21,7 @@ from pydantic import Field
 from reference import errors, fileio, history, paths, text
 from reference.filestate import is_stale
 from reference.permissions.session_rules import edit_rule_tools, matching_deny_rule
+from reference.profiles import Profile
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools.common import (
     MODIFIED_SINCE_READ,
@@ -306,7 +307,7 @@ def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
     )
 
 
-def map_result(data: Mapping[str, Any]) -> ResultContent:
+def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     """NBEDIT-RESULT-1: the text the model sees."""
     if data["edit_mode"] == "delete":
         return f"Deleted cell {data['cell_id']}"

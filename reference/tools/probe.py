@@ -15,6 +15,7 @@ from typing import Any, Final
 from pydantic import Field
 
 from reference import errors
+from reference.profiles import Profile
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools.common import JsonInt, StrictInput
 
@@ -60,7 +61,7 @@ def call(inp: ProbeInput, ctx: ToolUseContext) -> ToolResult:
     )
 
 
-def map_result(data: Mapping[str, Any]) -> ResultContent:
+def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     """PROTO-PROBE-3: exactly this JSON, keys in order."""
     return json.dumps(
         {"label": data["label"], "max_concurrent": data["max_concurrent"], "trail": data["trail"]},

@@ -13,6 +13,7 @@ from typing import Any, Final
 from pydantic import Field
 
 from reference import errors
+from reference.profiles import Profile
 from reference.tasks import BackgroundTask
 from reference.tool import (
     PermissionCheck,
@@ -87,7 +88,7 @@ def output_call(inp: TaskOutputInput, ctx: ToolUseContext) -> ToolResult:
     )
 
 
-def map_output(data: Mapping[str, Any]) -> ResultContent:
+def map_output(data: Mapping[str, Any], _profile: Profile) -> ResultContent:
     """BASH-TASKOUTPUT-1: the tagged lines; no exit code while running or when killed."""
     lines = [f"<task_id>{data['task_id']}</task_id>", f"<status>{data['status']}</status>"]
     if data["exit_code"] is not None:
@@ -142,7 +143,7 @@ TASK_STOP_TOOL: Final[Tool[TaskStopInput]] = build_tool(
     description="Stops a running background Bash task.",
     error_codes={errors.TaskNotFoundError: 1, errors.TaskNotRunningError: 2},
     is_destructive=lambda _inp: True,  # TOOL-PROPS-1: stopping a task
-    map_result=lambda data: str(data["message"]),
+    map_result=lambda data, _profile: str(data["message"]),
     check_permissions=lambda _inp, _ctx: ALLOW,
     classifier_input=lambda inp: inp.task_id,
 )

@@ -15,6 +15,7 @@ from typing import Any, Final
 from pydantic import Field
 
 from reference.export import api_tool, is_deferred
+from reference.profiles import Profile
 from reference.tool import (
     PermissionCheck,
     ResultContent,
@@ -83,7 +84,7 @@ def call(inp: ToolSearchInput, ctx: ToolUseContext) -> ToolResult:
     )
 
 
-def map_result(data: Mapping[str, Any]) -> ResultContent:
+def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     """REG-SEARCH-2: ``<functions>`` lines, or the no-match text."""
     functions: list[Mapping[str, Any]] = list(data["functions"])
     if not functions:

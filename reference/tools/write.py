@@ -13,7 +13,7 @@ from reference.filestate import ReadRecord
 from reference.patch import structured_patch
 from reference.permissions.session_rules import edit_rule_tools, matching_deny_rule
 from reference.permissions.tool_paths import file_path_of
-from reference.profiles import STATE_NOTE
+from reference.profiles import STATE_NOTE, Profile
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools.common import (
     MODIFIED_SINCE_READ,
@@ -148,7 +148,7 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
     )
 
 
-def map_result(data: Mapping[str, Any]) -> ResultContent:
+def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     """WRITE-RESULT-1: the text the model sees."""
     if data["type"] == "create":
         message = f"File created successfully at: {data['filePath']}"

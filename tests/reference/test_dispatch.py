@@ -155,7 +155,7 @@ def test_call_receives_the_model_input_with_the_relative_path_untouched(
         return ToolResult({"captured": True})
 
     spy = dataclasses.replace(
-        tool, call=capture, validate_input=None, map_result=lambda _data: "captured"
+        tool, call=capture, validate_input=None, map_result=lambda _data, _profile: "captured"
     )
     tool_input: dict[str, Any] = {"file_path": "./sub/../a.txt"}
     if tool is WRITE_TOOL:

@@ -28,6 +28,7 @@ from reference.mcp import (
     text_result,
 )
 from reference.mcp_test_server import TEST_SERVER
+from reference.profiles import DOCUMENTED
 from reference.registry import build_pool, find_tool
 from reference.session import Session
 from reference.tool import McpInfo, ToolUseContext
@@ -275,10 +276,10 @@ def test_a_schema_mistake_is_reported_under_the_pool_name(ctx: ToolUseContext) -
 def test_map_result_joins_text_and_keeps_other_blocks() -> None:
     """Reference-defined: text-only MCP content is one string, anything else stays blocks."""
     two = [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
-    assert map_result({"content": two}) == "a\nb"
+    assert map_result({"content": two}, DOCUMENTED) == "a\nb"
     image = [{"type": "image", "data": "AA==", "mimeType": "image/png"}]
-    assert map_result({"content": image}) == image
-    assert map_result({"content": []}) == ""
+    assert map_result({"content": image}, DOCUMENTED) == image
+    assert map_result({"content": []}, DOCUMENTED) == ""
 
 
 # -- the test server (PROTO-TESTMCP-1) --------------------------------------

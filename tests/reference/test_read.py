@@ -28,6 +28,7 @@ from refsupport import (
 
 from reference import fileio, results, tokens
 from reference.engine import Engine
+from reference.profiles import DOCUMENTED
 from reference.tools.read import tool as read
 
 DEDUP_STUB = (
@@ -956,7 +957,7 @@ def test_a_read_renders_its_lines_once(
             "totalLines": 3,
         },
     }
-    assert read.map_result(data) == real(["beta"], 2) + REMINDER
+    assert read.map_result(data, DOCUMENTED) == real(["beta"], 2) + REMINDER
 
 
 @pytest.mark.parametrize("cap", [None, "100000000"])

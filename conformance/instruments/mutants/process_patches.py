@@ -150,15 +150,6 @@ def _line_numbers_padded() -> None:
 
 
 @process_patch(
-    "no-malware-reminder",
-    "Read returns text views without the malware reminder",
-    breaks=("READ-REMINDER-1",),
-)
-def _no_malware_reminder() -> None:
-    set_global(read, "MALWARE_REMINDER", "")
-
-
-@process_patch(
     "binary-read-as-text",
     "Read never sniffs for NUL bytes: binary files come back as text",
     breaks=("READ-BINARY-1",),

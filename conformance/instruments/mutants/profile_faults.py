@@ -336,3 +336,46 @@ def _latest_notebook_check(engine: MutantEngine) -> None:
 )
 def _documented_notebook_creation(engine: MutantEngine) -> None:
     _play(engine, notebook_created_by_edit=True)
+
+
+@session_fault(
+    "2188-plays-documented-hook-texts",
+    "Under claude-code-2.1.88, hook texts are in the result and blocks say Blocked by (documented)",
+    breaks=("HOOK-BLOCK-1", "HOOK-CONTEXT-1"),
+    profile="claude-code-2.1.88",
+)
+def _2188_hook_texts(engine: MutantEngine) -> None:
+    _play(engine, hook_texts_in_result=True, texts={"call_error": "{message}"})
+
+
+@session_fault(
+    "latest-plays-2188-hook-block",
+    "Under claude-code-latest, a JSON deny's reason is shown alone (2.1.88's HOOK-BLOCK-1)",
+    breaks=("HOOK-BLOCK-1",),
+    profile="claude-code-latest",
+)
+def _latest_hook_block(engine: MutantEngine) -> None:
+    texts = dict(engine.live_session.profile.texts)
+    texts.pop("hook_denial", None)
+    _play(engine, texts=texts)
+
+
+@session_fault(
+    "documented-plays-release-hook-context",
+    "Under documented, hook texts stay out of the tool_result (the releases' HOOK-CONTEXT-1)",
+    breaks=("HOOK-CONTEXT-1",),
+)
+def _documented_hook_context(engine: MutantEngine) -> None:
+    _play(engine, hook_texts_in_result=False)
+
+
+@session_fault(
+    "latest-plays-documented-read-reminder",
+    "Under claude-code-latest, a text view ends with the malware reminder (documented)",
+    breaks=("READ-REMINDER-1",),
+    profile="claude-code-latest",
+)
+def _latest_read_reminder(engine: MutantEngine) -> None:
+    texts = dict(engine.live_session.profile.texts)
+    texts.pop("read_reminder", None)
+    _play(engine, texts=texts)

@@ -56,6 +56,17 @@ class _EveryFileSeen(ReadFileState):
 
 
 @session_fault(
+    "no-malware-reminder",
+    "Read returns text views without the malware reminder",
+    breaks=("READ-REMINDER-1",),
+)
+def _no_malware_reminder(engine: MutantEngine) -> None:
+    session = engine.live_session
+    texts = {**session.profile.texts, "read_reminder": ""}
+    session.profile = dataclasses.replace(session.profile, texts=texts)
+
+
+@session_fault(
     "no-read-before-write",
     "Write and Edit accept an existing file that was never read",
     breaks=("WRITE-READ-1", "EDIT-READ-1", "WRITE-VALIDATE-1", "EDIT-VALIDATE-1"),
@@ -330,15 +341,15 @@ def _stale_refusal_refreshes_record(engine: MutantEngine) -> None:
         wrap_tool(engine, tool, "validate_input", _reread_when_stale)
 
 
-def _empty_notice_of_its_own(map_result: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def mapped(data: dict[str, Any]) -> Any:
+def _empty_notice_of_its_own(map_result: Callable[..., Any]) -> Callable[..., Any]:
+    def mapped(data: dict[str, Any], profile: Any) -> Any:
         file = data.get("file") or {}
         if data["type"] == "text" and file["totalLines"] == 1 and file["content"] == "":
             return (
                 "<system-reminder>Warning: the file exists but its contents are empty."
                 "</system-reminder>"
             )
-        return map_result(data)
+        return map_result(data, profile)
 
     return mapped
 

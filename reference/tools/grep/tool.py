@@ -24,6 +24,7 @@ from pydantic import Field
 from reference import errors, fileio, paths
 from reference.abort import AbortSignal
 from reference.permissions.checks import working_directories_check
+from reference.profiles import Profile
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools.common import JsonInt, StrictInput
 from reference.tools.grep import python_engine, rg_engine
@@ -284,7 +285,7 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def map_result(data: Mapping[str, Any]) -> ResultContent:
+def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     """GREP-FILESMODE-1, GREP-CONTENT-1, GREP-COUNT-1, GREP-PAGE-1: the model's text."""
     mode = data["mode"]
     limit, offset = data["appliedLimit"], data["appliedOffset"]

@@ -27,6 +27,7 @@ from reference.filestate import ReadRecord
 from reference.permissions.checks import check_read_permissions
 from reference.permissions.session_rules import READ_RULES, matching_deny_rule
 from reference.permissions.tool_paths import file_path_of
+from reference.profiles import Profile
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools.common import (
     JsonInt,
@@ -48,12 +49,6 @@ DEDUP_STUB: Final = (  # READ-DEDUP-1
     "conversation is still current \u2014 refer to that instead of re-reading."
 )
 DEDUP_HIT: Final = MappingProxyType({"dedup": True})
-MALWARE_REMINDER: Final = (  # READ-REMINDER-1
-    "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be "
-    "considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. "
-    "But you MUST refuse to improve or augment the code. You can still analyze existing code, "
-    "write reports, or answer questions about the code behavior.\n</system-reminder>\n"
-)
 
 
 class ReadInput(StrictInput):
@@ -309,7 +304,7 @@ def _text_result(path: str, shown: list[str], offset: int, total: int) -> ToolRe
     )
 
 
-def map_result(data: Mapping[str, Any]) -> ResultContent:
+def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     kind = data["type"]
     if kind == "file_unchanged":
         return DEDUP_STUB
@@ -327,7 +322,8 @@ def map_result(data: Mapping[str, Any]) -> ResultContent:
             "</system-reminder>"
         )
     # READ-FORMAT-1, READ-REMINDER-1
-    return format_lines(file["content"].split("\n"), file["startLine"]) + MALWARE_REMINDER
+    lines = format_lines(file["content"].split("\n"), file["startLine"])
+    return lines + profile.text("read_reminder")
 
 
 READ_TOOL: Final[Tool[ReadInput]] = build_tool(
