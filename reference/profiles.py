@@ -30,6 +30,7 @@ __all__ = [
     "STATE_NOTE",
     "VARIANT_IDS",
     "Profile",
+    "WriteRead",
     "profile_named",
     "varying_ids",
 ]
@@ -51,6 +52,12 @@ class Profile:
     there is, is checked for staleness all the same."""
     edit_needs_read: bool = True
     """EDIT-READ-1: Edit of an existing file needs a record."""
+    read_kept_for_models: tuple[str, ...] = ()
+    """WRITE-READ-1, EDIT-READ-1: the model families under which the profile's release
+    keeps the check of a never-read file whatever ``write_read`` and ``edit_needs_read``
+    say: Write then needs some record (partial included) and Edit a record. A session's
+    model is its ``ANTHROPIC_MODEL``, else the settings' ``model``; it is one of these when
+    it is the family's name, or that name and a ``-YYYYMMDD`` date."""
     stale_edit_applied: bool = False
     """STATE-STALE-2: a stale record does not refuse an Edit; the edit is applied to
     the file as it is now and the result carries STALE_EDIT_NOTE."""
@@ -125,6 +132,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
     {
         "write_read": "WRITE-READ-1",
         "edit_needs_read": "EDIT-READ-1",
+        "read_kept_for_models": "EDIT-READ-1",
         "stale_edit_applied": "STATE-STALE-2",
         "stale_by_content": "STATE-STALE-1",
         "dedup": "READ-DEDUP-1",
@@ -232,6 +240,16 @@ _PROFILES: Final = (
         version="2.1.332",
         write_read="unread-text",
         edit_needs_read=False,
+        read_kept_for_models=(
+            "claude-3-5-haiku",
+            "claude-3-5-sonnet",
+            "claude-3-7-sonnet",
+            "claude-haiku-4-5",
+            "claude-opus-4-5",
+            "claude-opus-4-6",
+            "claude-sonnet-4",
+            "claude-sonnet-4-5",
+        ),
         stale_edit_applied=True,
         stale_by_content=True,
         dedup=False,

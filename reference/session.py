@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import tempfile
 import uuid
 from collections.abc import Mapping
@@ -13,7 +14,7 @@ from typing import Final, Literal, cast
 from reference.filestate import ReadFileState
 from reference.observer import Change, FileChangeObserver
 from reference.probeboard import ProbeBoard
-from reference.profiles import DOCUMENTED, Profile
+from reference.profiles import DOCUMENTED, Profile, WriteRead
 from reference.settings import (
     MODE_SOURCES,
     PERMISSION_MODES,
@@ -25,6 +26,8 @@ from reference.tasks import TaskBoard
 
 DEFAULT_MAX_READ_TOKENS: Final = 25_000
 MAX_READ_TOKENS_ENV: Final = "CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS"
+MODEL_ENV: Final = "ANTHROPIC_MODEL"
+_MODEL_DATE: Final = re.compile(r"(-[0-9]{8})?")
 
 PromptAnswer = Literal["allow", "deny"]
 
@@ -99,6 +102,25 @@ class Session:
             or positive_int(self.settings.scalar("fileReadMaxOutputTokens"))
             or DEFAULT_MAX_READ_TOKENS
         )
+
+    @property
+    def model(self) -> str | None:
+        """The model the session names: ``ANTHROPIC_MODEL``, else the settings' ``model``."""
+        named = self.env.get(MODEL_ENV) or self.settings.scalar("model")
+        return named if isinstance(named, str) and named else None
+
+    @property
+    def read_rules(self) -> tuple[WriteRead, bool]:
+        """WRITE-READ-1 and EDIT-READ-1 under the profile: the record Write needs, and
+        whether Edit needs one; a model the release keeps the check for needs a record."""
+        profile, model = self.profile, self.model
+        if model is not None and any(
+            _MODEL_DATE.fullmatch(model[len(family) :]) is not None
+            for family in profile.read_kept_for_models
+            if model.startswith(family)
+        ):
+            return "any", True
+        return profile.write_read, profile.edit_needs_read
 
     @functools.cached_property
     def dedup_enabled(self) -> bool:

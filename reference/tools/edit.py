@@ -74,7 +74,7 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
         raise errors.FileAlreadyExistsError("Cannot create new file - file already exists.")
     profile = ctx.session.profile
     record = ctx.session.read_state.get(path)
-    if record is None and profile.edit_needs_read:  # EDIT-READ-1
+    if record is None and ctx.session.read_rules[1]:  # EDIT-READ-1
         raise errors.FileNotReadError(NOT_READ_YET)
     stale = record is not None and stale_at_validate(ctx, record, path, st.mtime_ns)
     if stale and not profile.stale_edit_applied:  # STATE-STALE-2, first check
@@ -122,7 +122,7 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
             record = ctx.session.read_state.get(path)
             profile = ctx.session.profile
             if record is None:
-                if profile.edit_needs_read:  # EDIT-READ-1
+                if ctx.session.read_rules[1]:  # EDIT-READ-1
                     raise errors.FileUnexpectedlyModifiedError(UNEXPECTEDLY_MODIFIED)
             elif stale_in_call(ctx, record, st.mtime_ns, original):
                 if not profile.stale_edit_applied:  # STATE-STALE-2, second check

@@ -72,7 +72,7 @@ def _read_missing(ctx: ToolUseContext, path: str, record: ReadRecord | None) -> 
     Documented: a record that is not partial. ``any``: any record. ``unread-text``:
     none for a file Read would show as text; a full one for an image, PDF or notebook.
     """
-    needs = ctx.session.profile.write_read
+    needs = ctx.session.read_rules[0]
     if needs == "unread-text" and _shown_as_text(path):
         return False
     if record is None:

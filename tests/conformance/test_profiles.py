@@ -28,6 +28,8 @@ from reference.profiles import (
     Profile,
     varying_ids,
 )
+from reference.session import Session
+from reference.settings import Settings
 
 SPEC_TEXT = DEFAULT_SPEC.read_text("utf-8")
 _PROFILES_LINE = "Profiles: "
@@ -241,3 +243,29 @@ def test_a_profile_placeholder_is_empty_except_under_its_profile() -> None:
     assert placeholders_of("claude-code-2.1.88") == placeholders_of("documented")
     latest = {"{notebook_end}": "\n", "{state_note}": STATE_NOTE}
     assert placeholders_of("claude-code-latest") == latest
+
+
+def test_an_older_model_keeps_the_latest_releases_never_read_refusal(tmp_path: Path) -> None:
+    """WRITE-READ-1, EDIT-READ-1 under claude-code-latest: the session's model decides."""
+    latest = PROFILES["claude-code-latest"]
+
+    def rules(env: dict[str, str], model: str | None = None) -> tuple[str, bool]:
+        settings = Settings({"userSettings": {"model": model}} if model else {})
+        session = Session.create(
+            root=str(tmp_path),
+            env=env,
+            settings=settings,
+            session_dir=str(tmp_path),
+            profile=latest,
+        )
+        return session.read_rules
+
+    assert rules({}) == ("unread-text", False)
+    assert rules({}, "claude-sonnet-4-5") == ("any", True)
+    assert rules({"ANTHROPIC_MODEL": "claude-haiku-4-5-20251001"}) == ("any", True)
+    assert rules({"ANTHROPIC_MODEL": "claude-sonnet-4-6"}, "claude-sonnet-4-5") == (
+        "unread-text",
+        False,
+    )
+    assert rules({}, "claude-sonnet-4-20250514") == ("any", True)
+    assert rules({}, "claude-sonnet-4-7") == ("unread-text", False)

@@ -379,3 +379,13 @@ def _latest_read_reminder(engine: MutantEngine) -> None:
     texts = dict(engine.live_session.profile.texts)
     texts.pop("read_reminder", None)
     _play(engine, texts=texts)
+
+
+@session_fault(
+    "latest-plays-no-model-exception",
+    "Under claude-code-latest, an older model still lets a never-read file be written",
+    breaks=("WRITE-READ-1", "EDIT-READ-1"),
+    profile="claude-code-latest",
+)
+def _latest_no_model_exception(engine: MutantEngine) -> None:
+    _play(engine, read_kept_for_models=())
