@@ -421,4 +421,4 @@ def test_a_probe_s_output_is_read_back_from_its_text() -> None:
     answer = _result(TurnResult({"p1": shown}, {"p1": [{"type": "text", "text": text}]}, []), use)
     assert answer["outcome"]["output"] == {"label": "A", "max_concurrent": 1, "trail": []}
     failed = {"tool_use_id": "p1", "content": "Probe A failed", "is_error": True}
-    assert "output" not in _result(TurnResult({"p1": failed}, {}, []), use)["outcome"]
+    assert _result(TurnResult({"p1": failed}, {}, []), use)["outcome"]["output"] is None

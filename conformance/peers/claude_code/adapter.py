@@ -417,9 +417,9 @@ def _result(turn: TurnResult, use: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(structured, dict):
         outcome["output"] = structured
     elif use.get("name") == "Probe":
-        probe_output = _probe_output(block)
-        if probe_output is not None:
-            outcome["output"] = probe_output
+        outcome["output"] = _probe_output(block)
+    else:  # PROTO-OUTCOME-1: no structured result (a refusal, an error) is a null output
+        outcome["output"] = None
     events = [
         {
             "type": "permission_request",
