@@ -89,6 +89,19 @@ class Profile:
     hook_texts_in_result: bool = True
     """HOOK-CONTEXT-1: the hooks' additional contexts and feedback are appended to the
     call's tool_result (else the release shows them beside it, not in it)."""
+    bash_output: Literal["documented", "release"] = "documented"
+    """BASH-RESULT-1: the structured output of a command that succeeded: documented, or as
+    the releases give it, ``{"stdout", "stderr", "interrupted": false, "isImage": false,
+    "noOutputExpected"}`` with a reset line in ``stderr`` after a newline, and
+    ``noOutputExpected`` true for a ``cd``."""
+    bash_failure_shortens_message: bool = False
+    """BASH-FAIL-2: the whole failure message (its ``Exit code N`` line included) is what is
+    shortened, rather than the output alone."""
+    bash_failure_reset_line: bool = True
+    """BASH-CWD-1: the text of a failed command ends with the reset line too."""
+    modifiers_between_batches: bool = True
+    """SCHED-CONTEXT-1: a non-safe call's context modifier (a Bash ``cd``) applies as soon as
+    it ends, so later batches of the message see it (else only the next message does)."""
     bash_cascade: bool = True
     """SCHED-CASCADE-1: a failed Bash cancels the other calls of its batch."""
     hook_updated_input: Literal["with-allow-or-ask", "ignored", "always"] = "with-allow-or-ask"
@@ -101,6 +114,9 @@ class Profile:
     notebook_created_by_edit: bool = False
     """EDIT-CREATE-1: an Edit with an empty ``old_string`` creates a missing ``.ipynb`` as
     any file, the notebook check applying to existing files only."""
+    result_paths_as_given: bool = False
+    """FILE-PATH-1: Read's, Write's and Edit's results (the text and the structured output's
+    ``filePath``) name the path as the call gave it, not the expanded path."""
     glob_hidden_switch: bool = True
     """GLOB-HIDDEN-1: ``CLAUDE_CODE_GLOB_HIDDEN`` set to false leaves dot files out (else
     the variable is not read: dot files are always listed)."""
@@ -112,7 +128,14 @@ class Profile:
     the text and in ``filenames``."""
     grep_paths_relative: bool = False
     """GREP-OUTPUT-1: Grep names a file below the cwd by its path relative to the cwd, in
-    the text and in the structured output."""
+    the text and in the structured output (a context line of ``content`` keeps the absolute
+    path)."""
+    grep_output: Literal["documented", "release"] = "documented"
+    """GREP-OUTPUT-1: the structured output has every field (null where it does not apply),
+    or, as the releases give it, only the mode's: ``files_with_matches`` ``{"mode",
+    "filenames", "numFiles"}``, ``content`` ``{"mode", "numFiles": 0, "filenames": [],
+    "content", "numLines"}``, ``count`` ``{"mode", "numFiles", "filenames": [], "content",
+    "numMatches"}``, each followed by ``appliedLimit`` and ``appliedOffset`` when set."""
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
@@ -146,14 +169,20 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "write_keeps_bom": "WRITE-ENC-1",
         "fill_keeps_bom": "EDIT-CREATE-1",
         "hook_texts_in_result": "HOOK-CONTEXT-1",
+        "bash_output": "BASH-RESULT-1",
+        "bash_failure_shortens_message": "BASH-FAIL-2",
+        "bash_failure_reset_line": "BASH-CWD-1",
+        "modifiers_between_batches": "SCHED-CONTEXT-1",
         "bash_cascade": "SCHED-CASCADE-1",
         "hook_updated_input": "HOOK-UPDATE-1",
         "killed_writer_cleanup": "WRITE-ATOMIC-2",
         "notebook_created_by_edit": "EDIT-CREATE-1",
+        "result_paths_as_given": "FILE-PATH-1",
         "glob_hidden_switch": "GLOB-HIDDEN-1",
         "glob_ignore_switch": "GLOB-IGNORE-1",
         "glob_paths_relative": "GLOB-OUTPUT-1",
         "grep_paths_relative": "GREP-OUTPUT-1",
+        "grep_output": "GREP-OUTPUT-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -171,6 +200,18 @@ def varying_ids(profile: Profile) -> dict[str, str]:
     return out
 
 
+DONT_ASK_DENIAL: Final = (  # PERM-MESSAGE-1 under both releases, as 2.1.88 and 2.1.332 wrote it
+    "Permission to use {tool} has been denied because Claude Code is running in don't ask "
+    "mode. IMPORTANT: You *may* attempt to accomplish this action using other tools that "
+    "might naturally be used to accomplish this goal, e.g. using head instead of cat. But you "
+    "*should not* attempt to work around this denial in malicious ways, e.g. do not use your "
+    "ability to run tests to execute non-test actions. You should only try to work around "
+    "this restriction in reasonable ways that do not attempt to bypass the intent behind this "
+    "denial. If you believe this capability is essential to complete the user's request, STOP "
+    "and explain to the user what you were trying to do and why you need this permission. "
+    "Let the user decide how to proceed."
+)
+
 DOCUMENTED: Final = Profile(name="documented")
 
 _PROFILES: Final = (
@@ -181,6 +222,11 @@ _PROFILES: Final = (
         write_read="any",
         read_deny_blocks_edits="existing",
         thin_space_retry=False,
+        result_paths_as_given=True,
+        modifiers_between_batches=False,
+        bash_output="release",
+        bash_failure_reset_line=False,
+        bash_failure_shortens_message=True,
         bash_cascade=False,
         hook_updated_input="ignored",
         killed_writer_cleanup=False,
@@ -189,6 +235,7 @@ _PROFILES: Final = (
         glob_ignore_switch=False,
         glob_paths_relative=True,
         grep_paths_relative=True,
+        grep_output="release",
         hook_texts_in_result=False,
         texts={
             "call_error": "{message}",
@@ -196,6 +243,16 @@ _PROFILES: Final = (
             "hook_denial_exit2": "PreToolUse:{tool} hook error: [{command}]: {stderr}",
             "hook_denial_exit2_bare": "PreToolUse:{tool} hook error: [{command}]: No stderr output",
             "hook_block": "{reasons}",
+            "deny_rule_command": "Permission to use {tool} with command {command} has been denied.",
+            "deny_rule_search": "Permission to read {path} has been denied.",
+            "deny_rule_read": (
+                "<tool_use_error>File is in a directory that is denied by your permission "
+                "settings.</tool_use_error>"
+            ),
+            "dont_ask": DONT_ASK_DENIAL,
+            "edit_done_all": (
+                "The file {path} has been updated. All occurrences were successfully replaced."
+            ),
         },
         open=frozenset(
             {
@@ -227,7 +284,6 @@ _PROFILES: Final = (
                 "READ-RANGE-1",
                 "READ-RANGE-2",
                 "REG-MCP-1",
-                "SCHED-CONTEXT-1",
                 "STATE-STALE-1",
                 "STATE-STALE-2",
                 "TEXT-ENC-1",
@@ -261,6 +317,11 @@ _PROFILES: Final = (
         write_keeps_bom=True,
         fill_keeps_bom=True,
         unnamed_insert_text=True,
+        result_paths_as_given=True,
+        modifiers_between_batches=False,
+        bash_output="release",
+        bash_failure_reset_line=False,
+        bash_failure_shortens_message=True,
         bash_cascade=False,
         hook_updated_input="always",
         killed_writer_cleanup=False,
@@ -274,11 +335,19 @@ _PROFILES: Final = (
             "hook_denial_exit2": "PreToolUse:{tool} hook error: [{command}]: {stderr}",
             "hook_denial_exit2_bare": "PreToolUse:{tool} hook error: [{command}]: No stderr output",
             "hook_block": "{reasons}",
+            "edit_done_all": (
+                "The file {path} has been updated. All occurrences were successfully replaced."
+            ),
+            "deny_rule_command": "Permission to use {tool} with command {command} has been denied.",
+            "deny_rule_read": (
+                "<tool_use_error>File is in a directory that is denied by your permission "
+                "settings.</tool_use_error>"
+            ),
+            "dont_ask": DONT_ASK_DENIAL,
         },
         open=frozenset(
             {
                 "BASH-CAPTURE-1",
-                "BASH-CWD-1",
                 "BASH-PERM-2",
                 "BASH-READONLY-1",
                 "BASH-TIMEOUT-1",
@@ -323,6 +392,7 @@ PROFILES: Final[Mapping[str, Profile]] = MappingProxyType({p.name: p for p in _P
 """Every profile the engine plays, by name, ``documented`` first (PROTO-HELLO-2)."""
 
 DEFAULT_PROFILE: Final = DOCUMENTED.name
+
 
 STALE_EDIT_NOTE: Final = (  # STATE-STALE-2 under claude-code-latest, as 2.1.332 wrote it
     " (note: the file had been modified on disk since you last read it \u2014 the edit "

@@ -184,9 +184,11 @@ class Scheduler:
         with state.cond:
             while not self._may_start(state, item.safe) and not self._cancelled(state, item.batch):
                 state.cond.wait(0.05)
-            # SCHED-CONTEXT-1: modifiers of ended non-safe calls, before anything later.
-            for ended in sorted(state.modifiers):
-                ctx_base = state.modifiers.pop(ended)(ctx_base)
+            # SCHED-CONTEXT-1: modifiers of ended non-safe calls, before anything later
+            # (where the profile's release applies them only once the message has run)
+            if self.session.profile.modifiers_between_batches:
+                for ended in sorted(state.modifiers):
+                    ctx_base = state.modifiers.pop(ended)(ctx_base)
             reason = self._cancelled(state, item.batch)
             if reason is not None:
                 detail = state.cancelled_batches.get(item.batch, "")

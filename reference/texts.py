@@ -32,6 +32,34 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
     {
         # ERR-CODE-2: what the model sees of an error raised in call()
         "call_error": Text("ERR-CODE-2", "<tool_use_error>{message}</tool_use_error>"),
+        # PERM-MESSAGE-1: a call a deny rule denies, by the kind of call, and dontAsk's denial
+        "deny_rule": Text(
+            "PERM-MESSAGE-1",
+            "Permission to use {tool} has been denied by the rule {rule} from {source}.",
+        ),
+        "deny_rule_command": Text(
+            "PERM-MESSAGE-1",
+            "Permission to use {tool} has been denied by the rule {rule} from {source}.",
+        ),
+        "deny_rule_search": Text(
+            "PERM-MESSAGE-1",
+            "Permission to use {tool} has been denied by the rule {rule} from {source}.",
+        ),
+        "deny_rule_read": Text(
+            "PERM-MESSAGE-1",
+            "Permission to use {tool} has been denied by the rule {rule} from {source}.",
+        ),
+        "dont_ask": Text(
+            "PERM-MESSAGE-1",
+            "Permission to use {tool} has been denied because it needs approval and the "
+            "permission mode is dontAsk.",
+        ),
+        # EDIT-RESULT-1: a successful Edit's text, without and with replace_all
+        "edit_done": Text("EDIT-RESULT-1", "The file {path} has been updated successfully."),
+        "edit_done_all": Text(
+            "EDIT-RESULT-1",
+            "The file {path} has been updated successfully. All occurrences were replaced.",
+        ),
         # READ-REMINDER-1: what follows the lines of a text view
         "read_reminder": Text(
             "READ-REMINDER-1",

@@ -290,6 +290,29 @@ def _allow(reason: DecisionReason, rule: Rule | None = None) -> PermissionDecisi
     )
 
 
+def _deny_rule_text(call: _RuleCall, rule: Rule) -> str:
+    """PERM-MESSAGE-1: what a call a deny rule denies shows, by kind of call, as the
+    session's profile renders it: a command, a search (Read rules on Glob and Grep), a
+    Read, or any other call."""
+    tool = call.tool
+    if call.command is not None:
+        key = "deny_rule_command"
+    elif tool.name == "Read":
+        key = "deny_rule_read"
+    elif tool.path_rules == "read":
+        key = "deny_rule_search"
+    else:
+        key = "deny_rule"
+    return call.session.profile.text(
+        key,
+        tool=tool.name,
+        rule=rule.text,
+        source=rule.source,
+        command=call.command or "",
+        path=call.path or "",
+    )
+
+
 def _deny(reason: DecisionReason, message: str, rule: Rule | None = None) -> PermissionDecision:
     """PERM-RECORD-1: every deny has source ``user_reject``."""
     return PermissionDecision(
@@ -369,11 +392,7 @@ def decide(
         return asked
     session = ctx.session
     if session.permission_mode == "dontAsk":  # PERM-MODE-5: no prompt, no event
-        return _deny(
-            "mode",
-            f"Permission to use {tool.name} has been denied because it needs approval and "
-            "the permission mode is dontAsk.",
-        )
+        return _deny("mode", session.profile.text("dont_ask", tool=tool.name))  # PERM-MESSAGE-1
     answer = session.prompt  # PERM-PROMPT-1
     ctx.events.emit(
         "permission_request", id=ctx.tool_use_id, tool=tool.name, reason=asked, answer=answer
@@ -393,12 +412,7 @@ def _decide_or_ask(
     tool = call.tool
     rule = call.first_rule("deny")
     if rule is not None:  # PERM-ORDER-1 step 1
-        return _deny(
-            "rule",
-            f"Permission to use {tool.name} has been denied by the rule {rule.text} "
-            f"from {rule.source}.",
-            rule,
-        )
+        return _deny("rule", _deny_rule_text(call, rule), rule)
     if call.first_rule("ask") is not None:  # PERM-ORDER-1 step 2
         return "rule"
     check: PermissionCheck = tool.check_permissions(parsed_input, call.ctx)

@@ -373,21 +373,42 @@ def call(inp: BashInput, ctx: ToolUseContext) -> ToolResult:
         raise errors.BashTimeoutError("\n".join(lines))
     new_cwd, reset_line = _cwd_outcome(shell_cwd, ctx)
     code = finished.code
+    profile = session.profile
     if code != 0 and not (code == 1 and exit_one_is_success(inp.command)):  # BASH-EXIT-1
+        whole = profile.bash_failure_shortens_message  # BASH-FAIL-2 under the profile
         lines = [f"Exit code {code}"]  # BASH-FAIL-1, BASH-FAIL-2
-        lines += [shorten_for_failure(output)] if output else []
-        lines += [reset_line] if reset_line else []
-        raise errors.ShellError("\n".join(lines))
-    return ToolResult(  # BASH-RESULT-1
-        {
-            "stdout": output.lstrip("\n").rstrip(),
+        lines += [output if whole else shorten_for_failure(output)] if output else []
+        # BASH-CWD-1: the reset line, where the profile's release adds it to a failure
+        lines += [reset_line] if reset_line and profile.bash_failure_reset_line else []
+        message = "\n".join(lines)
+        raise errors.ShellError(shorten_for_failure(message) if whole else message)
+    stdout = output.lstrip("\n").rstrip()
+    if profile.bash_output == "release":  # BASH-RESULT-1 as the releases shape it
+        data: dict[str, Any] = {
+            "stdout": stdout,
+            "stderr": f"\n{reset_line}" if reset_line else "",
+            "interrupted": False,
+            "isImage": False,
+            "noOutputExpected": _expects_no_output(inp.command),
+        }
+    else:
+        data = {
+            "stdout": stdout,
             "stderr": reset_line,
             "exitCode": code,
             "interrupted": False,
             "backgroundTaskId": None,
-        },
-        context_modifier=None if new_cwd is None else _cwd_modifier(new_cwd),
+        }
+    return ToolResult(  # BASH-RESULT-1
+        data, context_modifier=None if new_cwd is None else _cwd_modifier(new_cwd)
     )
+
+
+def _expects_no_output(command: str) -> bool:
+    """BASH-RESULT-1 as the releases shape it: ``noOutputExpected`` for a command of ``cd``
+    parts alone (``cd sub``; not ``cd / && echo moved``)."""
+    parts = bash_rules.split_command(command) or ()
+    return bool(parts) and all(part.split()[:1] == ["cd"] for part in parts)
 
 
 def _cwd_modifier(cwd: str) -> ContextModifier:
@@ -428,7 +449,8 @@ def _background(
 
 def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     """BASH-RESULT-1: the output, then the reset line; the fixed text when both are empty."""
-    text = "\n".join(part for part in (data["stdout"], data["stderr"]) if part)
+    parts = (data["stdout"], data["stderr"].lstrip("\n"))
+    text = "\n".join(part for part in parts if part)
     return text or NO_OUTPUT
 
 

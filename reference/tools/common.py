@@ -48,6 +48,12 @@ def check_path_syntax(raw_path: str) -> None:
         raise errors.UncPathError("UNC paths are not supported: refusing to touch a network share.")
 
 
+def named_path(ctx: ToolUseContext, given: str, expanded: str) -> str:
+    """FILE-PATH-1 under the session's profile: the path a result names, the expanded one,
+    or, where the profile's release names it so, the path as the call gave it."""
+    return given if ctx.session.profile.result_paths_as_given else expanded
+
+
 def current_text(path: str) -> str:
     """The file's full text as Read would record it (replacement on bad bytes)."""
     data = fileio.read_bytes(path)

@@ -22,6 +22,7 @@ from reference.tools.common import (
     StrictInput,
     check_path_syntax,
     current_text,
+    named_path,
     record_own_write,
     stale_at_validate,
     stale_in_call,
@@ -160,7 +161,7 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
     note = ctx.session.profile.edit_state_note and not stale_applied
     return ToolResult(  # EDIT-RESULT-1
         data={
-            "filePath": path,
+            "filePath": named_path(ctx, inp.file_path, path),  # FILE-PATH-1
             "oldString": inp.old_string,
             "newString": inp.new_string,
             "originalFile": original,
@@ -192,9 +193,8 @@ def inputs_equivalent(a: EditInput, b: EditInput, ctx: ToolUseContext) -> bool:
 
 
 def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
-    message = f"The file {data['filePath']} has been updated successfully."
-    if data["replaceAll"]:
-        message += " All occurrences were replaced."
+    done = "edit_done_all" if data["replaceAll"] else "edit_done"  # EDIT-RESULT-1
+    message = profile.text(done, path=data["filePath"])
     if data.get("staleApplied"):  # STATE-STALE-2 under claude-code-latest
         message += STALE_EDIT_NOTE
     if data.get("stateNote"):  # EDIT-RESULT-1 under claude-code-latest

@@ -21,6 +21,7 @@ from reference.tools.common import (
     UNEXPECTEDLY_MODIFIED,
     StrictInput,
     check_path_syntax,
+    named_path,
     record_own_write,
     stale_at_validate,
     stale_in_call,
@@ -136,7 +137,7 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
     return ToolResult(  # WRITE-RESULT-1
         data={
             "type": "create" if original is None else "update",
-            "filePath": path,
+            "filePath": named_path(ctx, inp.file_path, path),  # FILE-PATH-1
             "content": content,
             # WRITE-RESULT-1: a create has no patch, as Claude Code 2.1.88 answers
             "structuredPatch": [] if original is None else structured_patch(original, content),

@@ -389,3 +389,172 @@ def _latest_read_reminder(engine: MutantEngine) -> None:
 )
 def _latest_no_model_exception(engine: MutantEngine) -> None:
     _play(engine, read_kept_for_models=())
+
+
+@session_fault(
+    "2188-plays-documented-bash-texts",
+    "Under claude-code-2.1.88, Bash's output, reset line and shortening are documented ones",
+    breaks=("BASH-RESULT-1", "BASH-CWD-1", "BASH-FAIL-2"),
+    profile="claude-code-2.1.88",
+)
+def _2188_bash_texts(engine: MutantEngine) -> None:
+    _play(
+        engine,
+        bash_output="documented",
+        bash_failure_reset_line=True,
+        bash_failure_shortens_message=False,
+    )
+
+
+@session_fault(
+    "documented-plays-release-bash-texts",
+    "Under documented, Bash answers the releases' output shape, reset line and shortening",
+    breaks=("BASH-RESULT-1", "BASH-CWD-1", "BASH-FAIL-2"),
+)
+def _documented_bash_texts(engine: MutantEngine) -> None:
+    _play(
+        engine,
+        bash_output="release",
+        bash_failure_reset_line=False,
+        bash_failure_shortens_message=True,
+    )
+
+
+@session_fault(
+    "2188-plays-documented-permission-texts",
+    "Under claude-code-2.1.88, a deny rule's and dontAsk's refusals read as documented",
+    breaks=("PERM-MESSAGE-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_permission_texts(engine: MutantEngine) -> None:
+    kept = ("deny_rule_command", "deny_rule_search", "deny_rule_read", "dont_ask")
+    texts = {k: v for k, v in engine.live_session.profile.texts.items() if k not in kept}
+    _play(engine, texts=texts)
+
+
+@session_fault(
+    "2188-plays-documented-grep-output",
+    "Under claude-code-2.1.88, Grep's structured output has every field, nulls included",
+    breaks=("GREP-OUTPUT-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_grep_output(engine: MutantEngine) -> None:
+    _play(engine, grep_output="documented")
+
+
+@session_fault(
+    "2188-plays-documented-result-paths",
+    "Under claude-code-2.1.88, results name the expanded path (documented FILE-PATH-1)",
+    breaks=("FILE-PATH-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_result_paths(engine: MutantEngine) -> None:
+    _play(engine, result_paths_as_given=False)
+
+
+@session_fault(
+    "latest-plays-documented-edit-sentence",
+    "Under claude-code-latest, a replace_all Edit says All occurrences were replaced",
+    breaks=("EDIT-RESULT-1",),
+    profile="claude-code-latest",
+)
+def _latest_edit_sentence(engine: MutantEngine) -> None:
+    texts = dict(engine.live_session.profile.texts)
+    texts.pop("edit_done_all", None)
+    _play(engine, texts=texts)
+
+
+@session_fault(
+    "2188-plays-documented-modifier-timing",
+    "Under claude-code-2.1.88, a cd holds for the later batches of its own message (documented)",
+    breaks=("SCHED-CONTEXT-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_modifier_timing(engine: MutantEngine) -> None:
+    _play(engine, modifiers_between_batches=True)
+
+
+@session_fault(
+    "latest-plays-documented-modifier-timing",
+    "Under claude-code-latest, a cd holds for the later batches of its own message (documented)",
+    breaks=("SCHED-CONTEXT-1",),
+    profile="claude-code-latest",
+)
+def _latest_modifier_timing(engine: MutantEngine) -> None:
+    _play(engine, modifiers_between_batches=True)
+
+
+@session_fault(
+    "documented-plays-release-modifier-timing",
+    "Under documented, a modifier applies only once its message has run (the releases')",
+    breaks=("SCHED-CONTEXT-1",),
+)
+def _documented_modifier_timing(engine: MutantEngine) -> None:
+    _play(engine, modifiers_between_batches=False)
+
+
+@session_fault(
+    "latest-plays-documented-bash-texts",
+    "Under claude-code-latest, Bash's output, reset line and shortening are documented ones",
+    breaks=("BASH-RESULT-1", "BASH-CWD-1", "BASH-FAIL-2"),
+    profile="claude-code-latest",
+)
+def _latest_bash_texts(engine: MutantEngine) -> None:
+    _play(
+        engine,
+        bash_output="documented",
+        bash_failure_reset_line=True,
+        bash_failure_shortens_message=False,
+    )
+
+
+@session_fault(
+    "latest-plays-documented-permission-texts",
+    "Under claude-code-latest, a deny rule's and dontAsk's refusals read as documented",
+    breaks=("PERM-MESSAGE-1",),
+    profile="claude-code-latest",
+)
+def _latest_permission_texts(engine: MutantEngine) -> None:
+    kept = ("deny_rule_command", "deny_rule_read", "dont_ask")
+    texts = {k: v for k, v in engine.live_session.profile.texts.items() if k not in kept}
+    _play(engine, texts=texts)
+
+
+@session_fault(
+    "latest-plays-documented-result-paths",
+    "Under claude-code-latest, results name the expanded path (documented FILE-PATH-1)",
+    breaks=("FILE-PATH-1",),
+    profile="claude-code-latest",
+)
+def _latest_result_paths(engine: MutantEngine) -> None:
+    _play(engine, result_paths_as_given=False)
+
+
+@session_fault(
+    "documented-plays-release-result-paths",
+    "Under documented, results name the path as the call gave it (the releases' FILE-PATH-1)",
+    breaks=("FILE-PATH-1",),
+)
+def _documented_result_paths(engine: MutantEngine) -> None:
+    _play(engine, result_paths_as_given=True)
+
+
+@session_fault(
+    "documented-plays-2188-grep-output",
+    "Under documented, Grep's structured output has only its mode's fields (2.1.88's)",
+    breaks=("GREP-OUTPUT-1",),
+)
+def _documented_grep_output(engine: MutantEngine) -> None:
+    _play(engine, grep_output="release")
+
+
+@session_fault(
+    "2188-plays-documented-edit-sentence",
+    "Under claude-code-2.1.88, a replace_all Edit says All occurrences were replaced",
+    breaks=("EDIT-RESULT-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_edit_sentence(engine: MutantEngine) -> None:
+    texts = dict(engine.live_session.profile.texts)
+    texts.pop("edit_done_all", None)
+    _play(engine, texts=texts)

@@ -166,8 +166,9 @@ def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
     def named(path: str) -> str:  # GREP-OUTPUT-1
         return shown_path(path, ctx.cwd, relative=relative)
 
+    shape = ctx.session.profile.grep_output  # GREP-OUTPUT-1
     if inp.output_mode == "files_with_matches":
-        return ToolResult(_files_output(inp, hits, named))
+        return ToolResult(_shaped(_files_output(inp, hits, named), shape))
     alone = not request.target_is_dir  # GREP-CONTENT-1, GREP-COUNT-1: no path for a file alone
     if content_mode and alone and not hits:
         notice = _binary_match(request)  # GREP-FILES-1: a binary file named as path
@@ -175,8 +176,30 @@ def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
             return ToolResult(_output("content", content=notice, numLines=1))
     if content_mode:
         context = request.before + request.after > 0
-        return ToolResult(_content_output(inp, hits, named, context=context, alone=alone))
-    return ToolResult(_count_output(inp, hits, named, alone=alone))
+        output = _content_output(inp, hits, named, context=context, alone=alone)
+        return ToolResult(_shaped(output, shape))
+    return ToolResult(_shaped(_count_output(inp, hits, named, alone=alone), shape))
+
+
+_RELEASE_FIELDS: Final = {
+    "files_with_matches": ("mode", "filenames", "numFiles"),
+    "content": ("mode", "numFiles", "filenames", "content", "numLines"),
+    "count": ("mode", "numFiles", "filenames", "content", "numMatches"),
+}
+"""GREP-OUTPUT-1 as the releases give it: the fields of each mode, in their order."""
+
+
+def _shaped(output: dict[str, Any], shape: str) -> dict[str, Any]:
+    """GREP-OUTPUT-1: ``output`` with every field, or only the mode's as the releases give it
+    (``numFiles`` 0 and ``filenames`` empty where the mode has none, the pagination when set)."""
+    if shape != "release":
+        return output
+    filled = {**output, "numFiles": output["numFiles"] or 0, "filenames": output["filenames"] or []}
+    out = {key: filled[key] for key in _RELEASE_FIELDS[output["mode"]]}
+    for key in ("appliedLimit", "appliedOffset"):
+        if output[key] is not None:
+            out[key] = output[key]
+    return out
 
 
 def _binary_match(request: SearchRequest) -> str | None:
@@ -257,7 +280,8 @@ def _content_output(
                 lines.append("--")
             mark = ":" if is_match else "-"
             numbered = f"{number}{mark}" if inp.line_numbers else ""
-            prefix = "" if alone else f"{named(hit.path)}{mark}"
+            shown = named(hit.path) if is_match else hit.path  # GREP-OUTPUT-1
+            prefix = "" if alone else f"{shown}{mark}"
             lines.append(f"{prefix}{numbered}{text}")
             previous = number
     kept, applied = _page(lines, inp)
@@ -288,7 +312,7 @@ def _plural(count: int, word: str) -> str:
 def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     """GREP-FILESMODE-1, GREP-CONTENT-1, GREP-COUNT-1, GREP-PAGE-1: the model's text."""
     mode = data["mode"]
-    limit, offset = data["appliedLimit"], data["appliedOffset"]
+    limit, offset = data.get("appliedLimit"), data.get("appliedOffset")
     parts = ([f"limit: {limit}"] if limit is not None else []) + (
         [f"offset: {offset}"] if offset is not None else []
     )

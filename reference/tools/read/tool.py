@@ -33,6 +33,7 @@ from reference.tools.common import (
     JsonInt,
     StrictInput,
     check_path_syntax,
+    named_path,
 )
 from reference.tools.read import image as read_image
 from reference.tools.read import notebook as read_notebook
@@ -206,7 +207,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
         return _unchanged(path)
     if st.kind is fileio.FileKind.DEV_NULL:  # READ-EMPTY-1: one empty line
         shown_null = [""][offset - 1 : offset - 1 + limit]
-        return _text_result(path, shown_null, offset, 1)
+        return _text_result(named_path(ctx, inp.file_path, path), shown_null, offset, 1)
     if st.kind is not fileio.FileKind.REGULAR:
         raise errors.FileVanishedError(f"{path} is no longer a regular file.")
     # A file that passes the size gate is read once; a bigger one shows its kind by its head.
@@ -237,7 +238,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     lines = split_lines(content)
     total = len(lines)
     shown = lines[offset - 1 : offset - 1 + limit]
-    result = _text_result(path, shown, offset, total)
+    result = _text_result(named_path(ctx, inp.file_path, path), shown, offset, total)
     # READ-TOKENS-1, TOK-GATE-1: the view's text, without prefixes or reminder
     _enforce_token_cap(result.data["file"]["content"], ctx.session.max_read_tokens)
     partial = is_partial(lines, offset, len(shown))  # STATE-PARTIAL-1, READ-EMPTY-1
