@@ -1,0 +1,1 @@
+"""Connectors that judge other implementations of the tool system (peers)."""
