@@ -1,0 +1,78 @@
+"""A tool result, as the agent showed it to its model, read back for protocol v1.
+
+Three sources decide ``is_error``, in this order, and any of them makes it
+true:
+
+1. the dialect's own flag (Anthropic ``is_error``, Gemini's ``error`` key);
+2. the tool's result rule: a ``json_record`` whose ``ok_key`` is false or
+   whose ``error_key`` is set (cline wraps every result so);
+3. the definition's inference table: a row with ``means: error`` whose
+   pattern is found in the text (PROTO-INFER-1; the hello names the table).
+
+``dedup`` is true only through a ``means: dedup`` row of the same table.
+The text is the result as the model read it; for a ``json_record`` it is
+the record's result text (or its error text on a failure), unescaped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.peers.agent.definition import AgentDefinition, ToolMap
+from conformance.peers.agent.model_api import ToolResult
+
+__all__ = ["Reading", "read_back"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What protocol v1 reports of one result, and why it says is_error."""
+
+    text: str
+    is_error: bool
+    dedup: bool
+    error_source: str | None
+    """``dialect``, ``result`` or ``inference`` (the first that said error), else None."""
+    raw: str
+
+
+def read_back(
+    definition: AgentDefinition, protocol_tool: str, tool_map: ToolMap, result: ToolResult
+) -> Reading:
+    """The protocol reading of ``result``, a ``protocol_tool`` call played by ``tool_map``."""
+    text = result.text
+    source = "dialect" if result.is_error else None
+    rule = tool_map.result
+    if rule.format == "json_record":
+        record = _record(text)
+        if record is not None:
+            ok = record.get(rule.ok_key) if rule.ok_key else None
+            error = record.get(rule.error_key) if rule.error_key else None
+            failed = ok is False or bool(error)
+            shown = error if failed and isinstance(error, str) and error else None
+            body = shown if shown is not None else record.get(rule.text_key or "")
+            text = body if isinstance(body, str) else json.dumps(body)
+            if failed and source is None:
+                source = "result"
+    dedup = False
+    for row in definition.inferences:
+        if row.matches(protocol_tool, text):
+            if row.means == "dedup":
+                dedup = True
+            elif source is None:
+                source = "inference"
+    return Reading(text, source is not None, dedup and source is None, source, result.text)
+
+
+def _record(text: str) -> Mapping[str, Any] | None:
+    """The one JSON record ``text`` holds (an object, or a list of exactly one), else None."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return value if isinstance(value, dict) else None
