@@ -25,6 +25,8 @@ def _print_trial(report: TrialReport) -> None:
     where = "loopback-only namespace" if report.isolated else "NOT isolated"
     print(f"{report.agent} {report.version} ({where})")
     print(f"  start-up {report.start_seconds:.1f} s; offers {', '.join(report.offered_tools)}")
+    for problem in report.mismatches:
+        print(f"  DEFINITION DOES NOT FIT: {problem}")
     for number, step in enumerate(report.steps, 1):
         head = f"  {number:2d}. {step.what} [{step.tool}"
         head += f" -> {step.agent_tool}]" if step.agent_tool else "]"

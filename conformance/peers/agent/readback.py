@@ -11,7 +11,8 @@ true:
 
 ``dedup`` is true only through a ``means: dedup`` row of the same table.
 The text is the result as the model read it; for a ``json_record`` it is
-the record's result text (or its error text on a failure), unescaped.
+the record's result text, unescaped, or its error text when a failure has
+no result text.
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ def read_back(
             ok = record.get(rule.ok_key) if rule.ok_key else None
             error = record.get(rule.error_key) if rule.error_key else None
             failed = ok is False or bool(error)
-            shown = error if failed and isinstance(error, str) and error else None
-            body = shown if shown is not None else record.get(rule.text_key or "")
+            body = record.get(rule.text_key or "")
+            if failed and not body and isinstance(error, str):
+                body = error  # a failure with no result text shows its error
             text = body if isinstance(body, str) else json.dumps(body)
             if failed and source is None:
                 source = "result"

@@ -113,6 +113,7 @@ class AgentSession:
         self._stdout: collections.deque[str] = collections.deque()
         self._stderr: collections.deque[str] = collections.deque()
         self._pending: MainRequest | None = None
+        self._readers: list[threading.Thread] = []
         self.process: subprocess.Popen[str] | None = None
         api = definition.model_api
         self.model = ScriptedModel(
@@ -177,7 +178,9 @@ class AgentSession:
             raise AgentCrash(f"cannot start {argv[0]}: {exc}") from exc
         streams = ((self.process.stdout, self._stdout), (self.process.stderr, self._stderr))
         for stream, kept in streams:
-            threading.Thread(target=_keep, args=(stream, kept), daemon=True).start()
+            reader = threading.Thread(target=_keep, args=(stream, kept), daemon=True)
+            reader.start()
+            self._readers.append(reader)
         self._pending = self._wait_request(launch.start_timeout, "start")
         self.times.start = time.monotonic() - started
 
@@ -318,6 +321,12 @@ class AgentSession:
                     os.killpg(process.pid, 9)  # what it left behind in its group
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5.0)
+            for reader in self._readers:
+                reader.join(timeout=2.0)  # what is left in the pipes, then end of file
+            for stream in (process.stdout, process.stderr):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
         self.model.close()
         self._escapes = read_escapes(self._record)
         shutil.rmtree(self.work, ignore_errors=True)

@@ -6,7 +6,8 @@ existing, never-read file; edit a never-read file; read a file and re-read
 it unchanged; read a file and edit it after a line was appended from
 outside; read a 2 MiB, 40,331-line file; read a CRLF file and edit it (the
 twelve turns), then Glob, Grep, Bash, a ranged Read, a Read of a missing
-file and an Edit whose old_string is not there. A step the agent cannot be
+file, an Edit whose old_string is not there and one whose old_string is
+there twice. A step the agent cannot be
 given (its definition has no tool for it, or the mapping refuses it) is
 recorded as not applicable and sends no turn.
 
@@ -29,6 +30,7 @@ from typing import Any, Final
 from conformance.peers.agent.definition import AgentDefinition
 from conformance.peers.agent.install import InstalledAgent
 from conformance.peers.agent.mapping import Unmappable, map_call
+from conformance.peers.agent.offered import mismatches
 from conformance.peers.agent.readback import read_back
 from conformance.peers.agent.session import AgentSession
 
@@ -47,6 +49,7 @@ _FILES: Final = {
     "e.txt": b"eee\n",
     "crlf.txt": b"one\r\ntwo\r\n",
     "sub/g.py": b"print('grep me')\n",
+    "twice.txt": b"same\nsame\n",
 }
 
 
@@ -128,6 +131,13 @@ def _steps(root: Path) -> list[Step]:
             {"file_path": at("a.txt"), "old_string": "nothere", "new_string": "x"},
             "a.txt",
         ),
+        Step("read a file with a line twice", "Read", {"file_path": at("twice.txt")}),
+        Step(
+            "edit a string found twice",
+            "Edit",
+            {"file_path": at("twice.txt"), "old_string": "same", "new_string": "one"},
+            "twice.txt",
+        ),
     ]
 
 
@@ -160,6 +170,8 @@ class TrialReport:
     exit_seconds: float = 0.0
     total_seconds: float = 0.0
     offered_tools: list[str] = field(default_factory=list)
+    mismatches: list[str] = field(default_factory=list)
+    """Where the definition does not fit the tools the agent offered."""
     steps: list[StepResult] = field(default_factory=list)
     escapes: list[str] = field(default_factory=list)
     side_requests: int = 0
@@ -197,6 +209,7 @@ def run_trial(
         report.isolated = session.isolated
         report.start_seconds = session.times.start
         report.offered_tools = [tool.name for tool in session.tools]
+        report.mismatches = mismatches(definition, session.tools)
         try:
             for index, step in enumerate(_steps(root)):
                 result = StepResult(step.what, step.tool)
