@@ -391,7 +391,7 @@ def _expand_json(value: Any, values: Mapping[str, str]) -> Any:
     if isinstance(value, str):
         return _expand(value, values)
     if isinstance(value, Mapping):
-        return {str(k): _expand_json(v, values) for k, v in value.items()}
+        return {_expand(str(k), values): _expand_json(v, values) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_expand_json(v, values) for v in value]
     return value
