@@ -137,6 +137,8 @@ def test_a_hanging_agent_is_timed_out_and_killed(agent: InstalledAgent, tmp_path
         session.take_turn([("t1", call)])
     assert session.process is not None
     assert session.process.poll() is not None
+    session.kill()  # a second end changes nothing
+    assert session.escapes() == []
 
 
 @pytest.mark.skipif(not loopback_available(), reason="no network namespaces here")

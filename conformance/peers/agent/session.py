@@ -114,6 +114,7 @@ class AgentSession:
         self._stderr: collections.deque[str] = collections.deque()
         self._pending: MainRequest | None = None
         self._readers: list[threading.Thread] = []
+        self._escapes: list[Escape] | None = None
         self.process: subprocess.Popen[str] | None = None
         api = definition.model_api
         self.model = ScriptedModel(
@@ -311,7 +312,12 @@ class AgentSession:
         self.kill()
 
     def kill(self) -> None:
-        """End the process group now (PROTO-KILL-1), stop the model, remove the work files."""
+        """End the process group now (PROTO-KILL-1), stop the model, remove the work files.
+
+        Idempotent: the escapes read at the first kill stay.
+        """
+        if self._escapes is not None:
+            return
         process = self.process
         if process is not None:
             if process.poll() is None:
@@ -335,8 +341,7 @@ class AgentSession:
 
     def escapes(self) -> list[Escape]:
         """Connection attempts beyond the loopback so far (all of them once killed)."""
-        done: list[Escape] | None = getattr(self, "_escapes", None)
-        return done if done is not None else read_escapes(self._record)
+        return self._escapes if self._escapes is not None else read_escapes(self._record)
 
     def output(self) -> tuple[str, str]:
         """The agent's stdout and stderr so far (each capped)."""
