@@ -12,7 +12,7 @@ from typing import Final
 
 from reference import errors
 
-SEARCH_TIMEOUT_S: Final = 20.0  # GLOB-TIMEOUT-1, GREP-TIMEOUT-1: rg's own limit (_grep_rg)
+SEARCH_TIMEOUT_S: Final = 20.0  # GLOB-TIMEOUT-1, GREP-TIMEOUT-1: rg's own limit (grep.rg_engine)
 
 
 class Deadline:
