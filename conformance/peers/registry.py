@@ -9,6 +9,7 @@ A connector is named by a string ``scheme[:rest]``:
   protocol v1 on stdin/stdout (the command is split with ``shlex``).
 - ``claude-code:VERSION``: a pinned Claude Code release through its CLI.
 - ``mcp:<mapping>``: an MCP server played through a mapping file.
+- ``agent:NAME``: a coding-agent CLI through its definition file.
 - ``mutant:<name>``: the deliberately broken variants of the reference.
 
 New schemes are added with ``register_connector``; a factory given as a
@@ -111,3 +112,4 @@ register_connector("stdio", _stdio)
 register_connector("mutant", "conformance.instruments.mutants:connect")
 register_connector("claude-code", "conformance.peers.claude_code.connector:connect")
 register_connector("mcp", "conformance.peers.mcp.connector:connect")
+register_connector("agent", "conformance.peers.agent.connector:connect")

@@ -16,9 +16,10 @@ from conformance.peers.agent.definition import (
     load_definition,
     shipped_definitions,
 )
-from conformance.peers.agent.mapping import Unmappable, map_call
+from conformance.peers.agent.mapping import map_call
 from conformance.peers.agent.model_api import ToolResult
 from conformance.peers.agent.readback import read_back
+from conformance.peers.peer_rules import Unmappable
 
 SHIPPED = ["cline", "codex", "gemini-cli", "kilocode", "opencode", "qwen-code"]
 

@@ -13,9 +13,12 @@ import pytest
 from conformance.peers.agent.loopback import loopback_available, read_escapes, wrap_loopback
 from conformance.peers.agent.model_api import ScriptedModel, dialect
 
-pytestmark = pytest.mark.skipif(
-    not loopback_available(), reason="no network namespaces here (Linux, unshare)"
-)
+pytestmark = [
+    pytest.mark.subprocess,
+    pytest.mark.skipif(
+        not loopback_available(), reason="no network namespaces here (Linux, unshare)"
+    ),
+]
 
 CLIENT = textwrap.dedent(
     """
@@ -45,7 +48,7 @@ def test_only_the_relayed_model_answers_and_escapes_are_recorded(tmp_path: Path)
     private.mkdir()
     model = ScriptedModel(
         dialect("openai_chat"), side_text="hello from outside", unix_path=private / "m.sock"
-    )
+    ).start()
     script = private / "client.py"
     script.write_text(CLIENT)
     record = private / "escapes.jsonl"

@@ -44,7 +44,7 @@ def serve() -> Iterator[Any]:
     started: list[ScriptedModel] = []
 
     def start(name: str, **options: Any) -> ScriptedModel:
-        model = ScriptedModel(dialect(name), **options)
+        model = ScriptedModel(dialect(name), **options).start()
         started.append(model)
         return model
 

@@ -98,7 +98,7 @@ def test_a_conversation_runs_turns_and_reads_results_back(
     root.mkdir()
     (root / "a.txt").write_text("alpha\n")
     double = definition("normal")
-    session = AgentSession(double, agent, root=root)
+    session = AgentSession(double, agent, root=root).start()
     try:
         assert [tool.name for tool in session.tools] == ["read_file"]
         assert session.request is not None
@@ -127,11 +127,11 @@ def test_a_crash_at_start_is_reported_with_its_status(
     agent: InstalledAgent, tmp_path: Path
 ) -> None:
     with pytest.raises(AgentCrash, match="status 7"):
-        AgentSession(definition("crash"), agent, root=tmp_path)
+        AgentSession(definition("crash"), agent, root=tmp_path).start()
 
 
 def test_a_hanging_agent_is_timed_out_and_killed(agent: InstalledAgent, tmp_path: Path) -> None:
-    session = AgentSession(definition("hang"), agent, root=tmp_path)
+    session = AgentSession(definition("hang"), agent, root=tmp_path).start()
     call = map_call("Read", definition("hang").tools["Read"], {"file_path": "/x"}, lambda _: None)
     with pytest.raises(AgentTimeout, match="within 3 s"):
         session.take_turn([("t1", call)])
@@ -143,6 +143,6 @@ def test_a_hanging_agent_is_timed_out_and_killed(agent: InstalledAgent, tmp_path
 
 @pytest.mark.skipif(not loopback_available(), reason="no network namespaces here")
 def test_an_escape_is_recorded(agent: InstalledAgent, tmp_path: Path) -> None:
-    session = AgentSession(definition("escape"), agent, root=tmp_path, isolate=True)
+    session = AgentSession(definition("escape"), agent, root=tmp_path, isolate=True).start()
     session.close()
     assert [str(e) for e in session.escapes()] == ["tcp 192.0.2.7:443"]

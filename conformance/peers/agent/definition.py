@@ -20,8 +20,11 @@ connector knows of one agent, and nothing is known elsewhere:
   through another tool;
 - ``inferences``: the explicit table that infers a refusal (``error``) or an
   unchanged-file stub (``dedup``) from a result's text, each row saying why;
-- ``features``, ``unreported``: what the hello claims (PROTO-FEATURES-1,
-  PROTO-UNREPORTED-1);
+- ``features``, ``unreported``, ``profiles``: what the hello claims
+  (PROTO-FEATURES-1, PROTO-UNREPORTED-1, PROTO-HELLO-2);
+- ``env_knobs``: which of the engine's knobs (``CLAUDE_*`` and the like, a
+  session's ``env``) the agent reads; a session setting another has no
+  counterpart in it;
 - ``escapes``: connection attempts beyond the loopback the agent was measured
   to make whatever its settings, each with why (the run still records them);
 - ``limits``: what the definition cannot express, in words, for the notes.
@@ -80,7 +83,7 @@ _FEATURE_TOOL: Final = {
     "bash": "Bash",
 }
 ProtocolTool = Literal["Read", "Write", "Edit", "Glob", "Grep", "Bash"]
-_KNOWN_FEATURES: Final = frozenset({*_FEATURE_TOOL, "dedup"})
+_KNOWN_FEATURES: Final = frozenset({*_FEATURE_TOOL, "dedup", "profiles"})
 _VERSION: Final = re.compile(r"^\d+\.\d+\.\d+$")
 _PLACEHOLDER: Final = re.compile(r"\{(\w+)\}")
 
@@ -236,6 +239,13 @@ class AgentDefinition(_Strict):
     inferences: tuple[Inference, ...] = ()
     features: tuple[str, ...]
     unreported: tuple[str, ...] = ()
+    profiles: tuple[str, ...] = Field(
+        default=(), description="The profiles it plays (PROTO-HELLO-2); none is documented only."
+    )
+    env_knobs: tuple[str, ...] = Field(
+        default=(),
+        description="Regexes of the engine knobs (session env variables) the agent reads.",
+    )
     escapes: tuple[Escape, ...] = ()
     limits: tuple[str, ...] = Field(default=(), description="What the definition cannot express.")
 
@@ -247,6 +257,10 @@ class AgentDefinition(_Strict):
         for feature, tool in _FEATURE_TOOL.items():
             if (feature in self.features) != (tool in self.tools):
                 raise ValueError(f"feature {feature} is claimed exactly when {tool} is played")
+        if ("profiles" in self.features) != bool(self.profiles):
+            raise ValueError("the profiles feature is claimed exactly when profiles are named")
+        for pattern in self.env_knobs:
+            re.compile(pattern)
         dedup_rows = any(row.means == "dedup" for row in self.inferences)
         if ("dedup" in self.features) != dedup_rows:
             raise ValueError("dedup is claimed exactly when an inference row infers it")
@@ -266,6 +280,13 @@ class AgentDefinition(_Strict):
             body = spec.text if spec.text is not None else json.dumps(spec.json_)
             found.append((f"launch.files[{spec.path}]", body))
         return found
+
+    def played(self, name: str) -> ToolMap | None:
+        """The agent's tool playing the protocol tool ``name``, or None when it has none."""
+        for protocol_tool, tool_map in self.tools.items():
+            if protocol_tool == name:
+                return tool_map
+        return None
 
     @property
     def inference_tools(self) -> frozenset[str]:

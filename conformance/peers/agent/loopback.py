@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance.isolation import isolation_available, wrap
+from conformance.peers.isolation import isolation_available, wrap
 
 __all__ = ["STAGE", "Escape", "loopback_available", "read_escapes", "wrap_loopback"]
 

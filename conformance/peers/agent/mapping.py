@@ -32,18 +32,15 @@ from typing import Any, Final
 from conformance.errors import ConformanceError
 from conformance.peers.agent import apply_patch
 from conformance.peers.agent.definition import ToolMap
+from conformance.peers.peer_rules import Unmappable
 
-__all__ = ["AgentCall", "Unmappable", "map_call"]
+__all__ = ["AgentCall", "map_call"]
 
 _REFERENCE: Final = re.compile(r"^\$([\w-]+)$")
 _ABSENT: Final = object()
 
 ReadFile = Callable[[str], bytes | None]
 """What a file's bytes are on disk now (None when there is no such file)."""
-
-
-class Unmappable(ConformanceError):
-    """The call has no faithful counterpart in the agent (PROTO-UNSUPPORTED-1)."""
 
 
 @dataclass(frozen=True, slots=True)

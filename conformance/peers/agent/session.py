@@ -34,9 +34,8 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from conformance.errors import ConformanceError
-from conformance.isolation import kill_tree
 from conformance.peers.agent.definition import AgentDefinition
-from conformance.peers.agent.install import AgentUnavailable, InstalledAgent
+from conformance.peers.agent.install import InstalledAgent
 from conformance.peers.agent.loopback import (
     Escape,
     loopback_available,
@@ -53,6 +52,8 @@ from conformance.peers.agent.model_api import (
     Turn,
     dialect,
 )
+from conformance.peers.isolation import kill_tree
+from conformance.peers.npm import PeerUnavailable
 
 __all__ = [
     "AgentCrash",
@@ -98,17 +99,24 @@ class AgentSession:
         root: Path,
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
+        home: Path | None = None,
         isolate: bool | None = None,
     ) -> None:
         self.definition = definition
+        self.agent = agent
+        self.root = root
+        self.cwd = cwd or root
+        self.env = dict(env or {})
         self.times = SessionTimes(turns=[])
         self.isolated = loopback_available() if isolate is None else isolate
         if isolate and not loopback_available():
-            raise AgentUnavailable(
+            raise PeerUnavailable(
                 "a loopback-only network namespace is required but unavailable here "
                 "(Linux, util-linux unshare, user or root namespaces)"
             )
         self.work = Path(tempfile.mkdtemp(prefix="toolconf-agent-"))
+        self.home = home or self.work / "home"
+        """The agent's HOME: the session's home when given, else one of its own."""
         self._record = self.work / "escapes.jsonl"
         self._stdout: collections.deque[str] = collections.deque()
         self._stderr: collections.deque[str] = collections.deque()
@@ -124,19 +132,36 @@ class AgentSession:
             main_requires=api.main_requires,
             unix_path=self.work / "model.sock" if self.isolated else None,
         )
+
+    def start(self) -> AgentSession:
+        """Start the model and the agent, and wait for its first main-loop request.
+
+        Raises:
+            PeerUnavailable: a program the agent needs is missing.
+            AgentCrash: the agent or a setup command exited first.
+            AgentTimeout: no first request within the start timeout.
+        """
         try:
-            self._start(agent, root, cwd or root, env or {})
+            self.model.start()
+            self._start()
         except BaseException:
             self.kill()
             raise
+        return self
 
     # -- start --------------------------------------------------------------
 
-    def _start(self, agent: InstalledAgent, root: Path, cwd: Path, env: Mapping[str, str]) -> None:
-        definition = self.definition
+    def _start(self) -> None:
+        definition, agent, root, cwd, env = (
+            self.definition,
+            self.agent,
+            self.root,
+            self.cwd,
+            self.env,
+        )
         launch = definition.launch
-        home = self.work / "home"
-        home.mkdir()
+        home = self.home
+        home.mkdir(parents=True, exist_ok=True)
         (self.work / "tmp").mkdir()
         values = {
             "program": str(agent.program),
@@ -193,7 +218,7 @@ class AgentSession:
         for tool in self.definition.launch.path_tools:
             found = shutil.which(tool) or _beside_python(tool)
             if found is None:
-                raise AgentUnavailable(
+                raise PeerUnavailable(
                     f"{self.definition.name} needs {tool} on PATH and none was found "
                     f"(for ripgrep: pip install ripgrep, or apt-get install ripgrep)"
                 )
@@ -342,6 +367,12 @@ class AgentSession:
     def escapes(self) -> list[Escape]:
         """Connection attempts beyond the loopback so far (all of them once killed)."""
         return self._escapes if self._escapes is not None else read_escapes(self._record)
+
+    def take_stderr(self) -> str:
+        """The agent's stderr since the last call (capped)."""
+        text = "".join(self._stderr)
+        self._stderr.clear()
+        return text
 
     def output(self) -> tuple[str, str]:
         """The agent's stdout and stderr so far (each capped)."""

@@ -29,10 +29,11 @@ from typing import Any, Final
 
 from conformance.peers.agent.definition import AgentDefinition
 from conformance.peers.agent.install import InstalledAgent
-from conformance.peers.agent.mapping import Unmappable, map_call
+from conformance.peers.agent.mapping import map_call
 from conformance.peers.agent.offered import mismatches
 from conformance.peers.agent.readback import read_back
 from conformance.peers.agent.session import AgentSession
+from conformance.peers.peer_rules import Unmappable
 
 __all__ = ["BIG_LINES", "TWELVE", "StepResult", "TrialReport", "run_trial"]
 
@@ -205,7 +206,7 @@ def run_trial(
             (root / name).write_bytes(data)
         line = b"x" * 46
         (root / "big.txt").write_bytes(b"".join(b"%05d %s\n" % (i, line) for i in range(BIG_LINES)))
-        session = AgentSession(definition, agent, root=root, isolate=isolate)
+        session = AgentSession(definition, agent, root=root, isolate=isolate).start()
         report.isolated = session.isolated
         report.start_seconds = session.times.start
         report.offered_tools = [tool.name for tool in session.tools]
@@ -216,7 +217,7 @@ def run_trial(
                 report.steps.append(result)
                 if step.before is not None:
                     step.before(root)
-                tool_map = definition.tools.get(step.tool)  # type: ignore[call-overload]
+                tool_map = definition.played(step.tool)
                 if tool_map is None:
                     result.not_applicable = f"{definition.name} has no tool playing {step.tool}"
                     continue

@@ -1,7 +1,7 @@
 """A scripted model API on the loopback: the model an agent CLI talks to under test.
 
-``ScriptedModel`` serves one dialect (``dialect.Dialect``) over HTTP on
-127.0.0.1 and, when asked, on a Unix socket too (the loopback-only network
+``ScriptedModel`` serves one dialect (``dialect.Dialect``), once started,
+over HTTP on 127.0.0.1 and, when asked, on a Unix socket too (the loopback-only network
 namespace relays its own 127.0.0.1 port to that socket). Every generation
 request is one of two kinds:
 
@@ -144,27 +144,34 @@ class ScriptedModel:
         """Requests for paths this dialect does not serve, and refused bodies, as text."""
         self.main_count = 0
         """Main-loop requests received so far."""
-        handler = _handler_class(self, read_timeout)
-        self._tcp = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._tcp.daemon_threads = True
-        self._servers: list[socketserver.BaseServer] = [self._tcp]
         self.unix_path = unix_path
-        if unix_path is not None:
+        self._handler = _handler_class(self, read_timeout)
+        self._tcp: ThreadingHTTPServer | None = None
+        self._servers: list[socketserver.BaseServer] = []
+
+    def start(self) -> ScriptedModel:
+        """Serve on a free loopback port (and the Unix socket); returns itself."""
+        self._tcp = ThreadingHTTPServer(("127.0.0.1", 0), self._handler)
+        self._tcp.daemon_threads = True
+        self._servers.append(self._tcp)
+        if self.unix_path is not None:
             with contextlib.suppress(FileNotFoundError):
-                unix_path.unlink()
-            unix = _UnixHTTPServer(str(unix_path), handler)
-            self._servers.append(unix)
+                self.unix_path.unlink()
+            self._servers.append(_UnixHTTPServer(str(self.unix_path), self._handler))
         for server in self._servers:
             threading.Thread(
                 target=server.serve_forever,
                 args=(_POLL,),
-                name=f"toolconf-{dialect.name}",
+                name=f"toolconf-{self.dialect.name}",
                 daemon=True,
             ).start()
+        return self
 
     @property
     def port(self) -> int:
-        """The TCP port on 127.0.0.1."""
+        """The TCP port on 127.0.0.1 (once started)."""
+        if self._tcp is None:
+            raise RuntimeError("the scripted model is not started")
         return int(self._tcp.server_address[1])
 
     @property
@@ -196,9 +203,10 @@ class ScriptedModel:
             request.answer(Turn(text=text))
 
     def close(self) -> None:
-        """Stop serving; waiting requests get a final text turn first."""
+        """Stop serving; waiting requests get a final text turn first. Safe to call twice."""
         self.drain()
-        for server in self._servers:
+        servers, self._servers = self._servers, []
+        for server in servers:
             server.shutdown()
             server.server_close()
         if self.unix_path is not None:
