@@ -125,13 +125,21 @@ def test_renames_and_constants() -> None:
     [
         ("not an object", "takes an object"),
         ({"file_path": "/a", "offset": 2}, "only together with limit"),
-        ({"file_path": "/a", "surprise": 1}, "no counterpart"),
     ],
 )
 def test_what_the_agent_cannot_be_given_is_unmappable(tool_input: Any, why: str) -> None:
     qwen = load_definition("qwen-code").tools["Read"]
     with pytest.raises(Unmappable, match=why):
         map_call("Read", qwen, tool_input, nothing)
+
+
+def test_a_protocol_key_without_counterpart_is_unmappable_a_stray_one_passes() -> None:
+    grep = load_definition("qwen-code").tools["Grep"]
+    with pytest.raises(Unmappable, match=r"no counterpart for Grep's \['-i'\]"):
+        map_call("Grep", grep, {"pattern": "x", "-i": True}, nothing)
+    gemini = load_definition("gemini-cli").tools["Read"]
+    call = map_call("Read", gemini, {"file_path": "/a", "zeta": 1}, nothing)
+    assert call.arguments == {"file_path": "/a", "zeta": 1}
 
 
 def test_fixed_keys_pass_only_with_their_value() -> None:

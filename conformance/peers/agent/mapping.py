@@ -16,14 +16,19 @@ JSON value in which
 Honesty (the mapping never adds behaviour the agent lacks): a call the
 agent's tool cannot be given faithfully raises ``Unmappable`` and the
 request is answered ``unsupported`` (PROTO-UNSUPPORTED-1): a non-object
-input, a protocol key the template does not carry, a ``fixed`` key with
+input, a key of the protocol tool's input the template does not carry, a
+``fixed`` key with
 another value, a key without the companions ``requires`` names, a
 ``path: absent`` tool asked about a file that exists, and whatever an
 encoder cannot express. Nothing is rewritten but names, bases and shapes.
+A key no protocol tool input has (a model's stray argument, DISP-SCHEMA-1)
+goes to the agent as it is, under its own name, for the agent's own
+validation to judge.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,8 +38,14 @@ from conformance.errors import ConformanceError
 from conformance.peers.agent import apply_patch
 from conformance.peers.agent.definition import ToolMap
 from conformance.peers.peer_rules import Unmappable
+from reference.tools.bash import BashInput
+from reference.tools.edit import EditInput
+from reference.tools.glob import GlobInput
+from reference.tools.grep.tool import GrepInput
+from reference.tools.read.tool import ReadInput
+from reference.tools.write import WriteInput
 
-__all__ = ["AgentCall", "map_call"]
+__all__ = ["AgentCall", "map_call", "protocol_keys"]
 
 _REFERENCE: Final = re.compile(r"^\$([\w-]+)$")
 _ABSENT: Final = object()
@@ -82,15 +93,40 @@ def map_call(
     else:
         used: set[str] = set()
         arguments = _fill(tool_map.input, tool_input, used, read_file)
-        extra = sorted(set(tool_input) - used - set(tool_map.fixed))
-        if extra:
-            raise Unmappable(f"{agent} has no counterpart for {protocol_tool}'s {extra}")
+        extra = set(tool_input) - used - set(tool_map.fixed)
+        uncarried = sorted(extra & protocol_keys(protocol_tool))
+        if uncarried:
+            raise Unmappable(f"{agent} has no counterpart for {protocol_tool}'s {uncarried}")
+        if extra and isinstance(arguments, dict):
+            arguments.update({key: tool_input[key] for key in sorted(extra)})
     if tool_map.kind == "custom":
         if not isinstance(arguments, str):
             raise Unmappable(f"the template of {agent} (a freeform tool) makes no text")
     elif not isinstance(arguments, dict):
         raise Unmappable(f"the template of {agent} makes no object")
     return AgentCall(agent, tool_map.kind, arguments)
+
+
+@functools.cache
+def protocol_keys(protocol_tool: str) -> frozenset[str]:
+    """The input keys of a protocol tool (aliases such as Grep's ``-i`` included)."""
+    models = {
+        "Read": ReadInput,
+        "Write": WriteInput,
+        "Edit": EditInput,
+        "Glob": GlobInput,
+        "Grep": GrepInput,
+        "Bash": BashInput,
+    }
+    model = models.get(protocol_tool)
+    if model is None:
+        return frozenset()
+    return frozenset(
+        key
+        for name, field in model.model_fields.items()
+        for key in (name, field.alias)
+        if key is not None
+    )
 
 
 def _fill(template: Any, tool_input: Mapping[str, Any], used: set[str], read_file: ReadFile) -> Any:
