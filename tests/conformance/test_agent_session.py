@@ -243,20 +243,27 @@ def test_calls_the_agent_cannot_take_are_unsupported_before_it_starts(
 ) -> None:
     adapter = AgentAdapter(definition("normal"), agent, turn_timeout=5)
     allow = {"userSettings": {"permissions": {"allow": ["Read"]}}}
-    served(adapter, "begin", 1, session={"root": str(tmp_path), "settings": allow})
-    for seq, tool_use in enumerate(
-        [
-            {"type": "tool_use", "id": "w", "name": "Write", "input": {"file_path": "/a"}},
-            {"type": "tool_use", "id": "r", "name": "Read", "input": {"file_path": "/a", "x": 1}},
-            {"type": "tool_use", "id": "t", "name": "TaskStop", "input": {"task_id": "bash_1"}},
-        ],
-        2,
-    ):
-        answer = served(adapter, "call", seq, tool_use=tool_use)
-        assert answer["error"]["kind"] == "unsupported"  # type: ignore[index]
-    assert served(adapter, "tools", 9)["error"]["kind"] == "unsupported"  # type: ignore[index]
-    assert adapter._running is None  # nothing was started for calls it cannot take
-    adapter.close()
+    try:
+        served(adapter, "begin", 1, session={"root": str(tmp_path), "settings": allow})
+        for seq, tool_use in enumerate(
+            [
+                {"type": "tool_use", "id": "w", "name": "Write", "input": {"file_path": "/a"}},
+                {
+                    "type": "tool_use",
+                    "id": "r",
+                    "name": "Read",
+                    "input": {"file_path": "/a", "offset": 2},
+                },
+                {"type": "tool_use", "id": "t", "name": "TaskStop", "input": {"task_id": "bash_1"}},
+            ],
+            2,
+        ):
+            answer = served(adapter, "call", seq, tool_use=tool_use)
+            assert answer["error"]["kind"] == "unsupported"  # type: ignore[index]
+        assert served(adapter, "tools", 9)["error"]["kind"] == "unsupported"  # type: ignore[index]
+        assert adapter._running is None  # nothing was started for calls it cannot take
+    finally:
+        adapter.close()
 
 
 def test_a_hanging_agent_is_a_timeout_of_the_connector(

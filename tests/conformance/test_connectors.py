@@ -178,7 +178,9 @@ def test_a_hanging_direct_engine_times_out_and_is_replaced() -> None:
 
 
 def test_unknown_and_reserved_schemes_fail_clearly() -> None:
-    with pytest.raises(ConformanceError, match="schemes: claude-code, direct, mcp, mutant, stdio"):
+    with pytest.raises(
+        ConformanceError, match="schemes: agent, claude-code, direct, mcp, mutant, stdio"
+    ):
         connect("carrier-pigeon:x")
     with pytest.raises(ConformanceError, match="unknown mutant 'no-staleness'"):
         connect("mutant:no-staleness")

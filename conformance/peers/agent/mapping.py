@@ -34,6 +34,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pydantic import BaseModel
+
 from conformance.errors import ConformanceError
 from conformance.peers.agent import apply_patch
 from conformance.peers.agent.definition import ToolMap
@@ -110,7 +112,7 @@ def map_call(
 @functools.cache
 def protocol_keys(protocol_tool: str) -> frozenset[str]:
     """The input keys of a protocol tool (aliases such as Grep's ``-i`` included)."""
-    models = {
+    models: dict[str, type[BaseModel]] = {
         "Read": ReadInput,
         "Write": WriteInput,
         "Edit": EditInput,
