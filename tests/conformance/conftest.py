@@ -41,6 +41,21 @@ def _scenario_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ[CACHE_ENV] = before
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _last_failed_record(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The record of last failures (``toolconf run --last-failed``) in the session's
+    temporary directory: the tests' runs never reach the user's."""
+    from conformance.run.last_failed import LAST_FAILED_ENV  # noqa: PLC0415
+
+    before = os.environ.get(LAST_FAILED_ENV)
+    os.environ[LAST_FAILED_ENV] = str(tmp_path_factory.mktemp("last-failed") / "record.json")
+    yield Path(os.environ[LAST_FAILED_ENV])
+    if before is None:
+        del os.environ[LAST_FAILED_ENV]
+    else:
+        os.environ[LAST_FAILED_ENV] = before
+
+
 FAKE = "direct:conformance.peers.fake_adapter:FakeEngine"
 
 WriteScenario = Callable[..., Path]

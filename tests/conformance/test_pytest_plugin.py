@@ -174,5 +174,5 @@ def test_toolconf_levels_chooses_the_deciding_levels(suite: Path) -> None:
     assert done.returncode == 0, done.stdout
     assert "1 passed" in done.stdout
     wrong = pytest_run(suite, mismatch, "--toolconf-impl", FAKE, "--toolconf-levels", "looks")
-    assert wrong.returncode == 1, wrong.stdout
-    assert "unknown level" in wrong.stdout
+    assert wrong.returncode == 4, wrong.stdout  # a usage error, as toolconf run --levels looks
+    assert "unknown assertion level looks" in wrong.stderr

@@ -84,7 +84,7 @@ __all__ = [
     "targets",
 ]
 
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_OK, EXIT_FAILED, EXIT_NOTHING = 0, 1, 5
 RUN_TIMEOUT: Final = 600.0
 """Seconds one whole suite run may take before the mutant counts as not run."""
 KILLING_OUTCOMES: Final = frozenset({"fail", "error", "crash", "timeout"})
@@ -167,7 +167,7 @@ def run_suite(impl: str, *, timeout: float = RUN_TIMEOUT, profile: str = "docume
     with tempfile.TemporaryDirectory(prefix="toolconf-mutant-") as tmp:
         report = Path(tmp, "report.jsonl")
         argv = [sys.executable, "-m", "conformance", "run", "--impl", impl, "--no-progress"]
-        argv += ["--report", "jsonl", "--output", str(report), "--profile", profile]
+        argv += ["--report", f"jsonl={report}", "--profile", profile]
         path = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
         try:
             done = subprocess.run(
@@ -436,6 +436,11 @@ def _list(mutants: Sequence[Mutant]) -> int:
 def run_mutants(args: argparse.Namespace) -> int:
     """The ``mutants`` command (arguments as ``conformance.cli`` defines them)."""
     chosen = [get_mutant(name) for name in args.only] if args.only else list(MUTANTS.values())
+    if getattr(args, "spec_ids", None):
+        chosen = [m for m in chosen if cites(m.breaks, args.spec_ids)]
+        if not chosen:
+            print(f"toolconf mutants: no mutant breaks {', '.join(args.spec_ids)}", file=sys.stderr)
+            return EXIT_NOTHING
     if args.list:
         return _list(chosen)
     expected = load_expected_failures(args.expected_failures) if args.expected_failures else {}
@@ -450,8 +455,8 @@ def run_mutants(args: argparse.Namespace) -> int:
     print(f"\ncontrol (unmutated reference): {control_text}")
     for k in control.failed:
         print(f"  {k.outcome} {k.id}" + (" (expected)" if k.id in expected else ""))
-    if args.report:
-        with open(args.output or "toolconf-mutants.md", "w", encoding="utf-8") as out:
+    if getattr(args, "report_path", None):
+        with open(args.report_path, "w", encoding="utf-8") as out:
             _markdown(control_text, verdicts, seconds, args, out)
     good = sum(v.ok for v in verdicts)
     control_ok = not control.error and not _unexpected(control, expected)
