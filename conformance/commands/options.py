@@ -152,7 +152,7 @@ def add_report(
 
     parser.add_argument(
         "--report",
-        dest="reports",
+        dest="outputs",
         action="append",
         default=[],
         type=parse,
@@ -186,7 +186,7 @@ def chosen_reports(args: argparse.Namespace) -> list[tuple[str, str]]:
     formats: ReportFormats = args.report_formats
     legacy: list[tuple[str, str | None]] = list(getattr(args, "legacy_reports", []))
     named = {fmt for fmt, _ in legacy}
-    given: list[tuple[str, str | None]] = list(args.reports) or [
+    given: list[tuple[str, str | None]] = list(args.outputs) or [
         (f, None) for f in formats.always if f not in named
     ]
     chosen: list[tuple[str, str]] = []

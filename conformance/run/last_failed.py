@@ -58,7 +58,7 @@ def last_failed(impl: str) -> list[str] | None:
     path = last_failed_path()
     if path is None:
         raise ConformanceError(
-            f"--last-failed needs the record of last failures ({LAST_FAILED_ENV} is off)"
+            f"--last-failed needs the record of last failures, which {LAST_FAILED_ENV} turns off"
         )
     entry = _read(path).get(impl)
     if not isinstance(entry, dict) or not isinstance(entry.get("failed"), list):

@@ -26,8 +26,8 @@ def test_the_reference_and_another_implementation_are_measured_side_by_side(
             "1",
             "--reads",
             "30",
-            "--output-dir",
-            str(out),
+            *("--report", f"json={out / 'bench.json'}", "--report", f"markdown={out / 'bench.md'}"),
+            *("--report", f"png={out / 'bench.png'}"),
             "--impl",
             f"fake={FAKE}",
         ]
@@ -103,7 +103,14 @@ def test_the_trace_shares_are_the_ones_asked_for(
 ) -> None:
     out = tmp_path / "out"
     argv = ["bench", "--no-reference", "--impl", "direct", "--rounds", "1", "--reads", "40"]
-    argv += ["--reread-share", "0.5", "--after-edit-share", "0", "--output-dir", str(out)]
+    argv += [
+        "--reread-share",
+        "0.5",
+        "--after-edit-share",
+        "0",
+        "--report",
+        f"json={out}/bench.json",
+    ]
     assert main(argv) == 0
     trace = json.loads((out / "bench.json").read_text(encoding="utf-8"))["trace"]
     assert (trace["reads"], trace["rereads"], trace["rereads_after_edit"]) == (40, 20, 0)

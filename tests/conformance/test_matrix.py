@@ -120,10 +120,12 @@ def test_the_html_page_renders_and_drills_down_in_chromium(tmp_path: Path) -> No
             [
                 "matrix",
                 *map(str, _reports(tmp_path)),
-                "--spec",
+                "--spec-file",
                 _spec(tmp_path),
-                "--output-dir",
-                str(out),
+                "--report",
+                f"markdown={out / 'matrix.md'}",
+                "--report",
+                f"html={out / 'matrix.html'}",
             ]
         )
         == 0

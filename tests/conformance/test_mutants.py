@@ -237,7 +237,7 @@ def test_the_loader_filter_keeps_a_file_it_cannot_judge() -> None:
 
 def run_ids(tmp_path: Path, *args: str) -> set[str]:
     report = tmp_path / "report.jsonl"
-    argv = ["run", "--no-progress", "--report", "jsonl", "--output", str(report), *args]
+    argv = ["run", "--no-progress", "--report", f"jsonl={report}", *args]
     assert main(argv) == 0
     lines = [json.loads(line) for line in report.read_text("utf-8").splitlines()]
     return {r["id"] for r in lines if r["type"] == "result"}
@@ -324,7 +324,7 @@ def mutants_run(
     monkeypatch.setattr(orchestrate, "_targeted_runs", stages.run_targeted)
     monkeypatch.setattr(orchestrate, "_full_runs", stages.run_full)
     report = tmp_path / "mutants.md"
-    argv = ["mutants", "--only", "m", "--report", "markdown", "--output", str(report), *extra]
+    argv = ["mutants", "--only", "m", "--report", f"markdown={report}", *extra]
     return main(argv), report.read_text("utf-8")
 
 

@@ -118,7 +118,7 @@ def test_run_profile_judges_one_contract_and_records_it(
     _scenario(suite, "unread-write-latest", ["claude-code-latest"])
     _scenario(suite, "unread-write-any", None)
     report = tmp_path / "r.jsonl"
-    argv = ["run", str(suite), "--no-progress", "--report", "jsonl", "--output", str(report)]
+    argv = ["run", str(suite), "--no-progress", "--report", f"jsonl={report}"]
     status = main([*argv, "--profile", "claude-code-latest"])
     records = [json.loads(line) for line in report.read_text("utf-8").splitlines()]
     header, results = records[0], {r["id"]: r for r in records if r.get("type") == "result"}

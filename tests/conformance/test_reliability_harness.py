@@ -140,7 +140,7 @@ def test_stress_cli_writes_figures_and_fails_on_a_defect(
     cases.write_text(yaml.safe_dump({"setup": SHIPPED["setup"], "cases": chosen}))
     out = tmp_path / "figures.json"
     argv = ["stress", "--impl", RECKLESS, "--only", "bypass", "--cases", str(cases)]
-    status = main([*argv, "--json", str(out)])
+    status = main([*argv, "--report", f"json={out}"])
     assert status == 1
     figures = json.loads(out.read_text())
     assert figures["classes"]["bypass"]["bypasses"] == 1

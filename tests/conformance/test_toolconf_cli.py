@@ -189,8 +189,8 @@ def test_lint_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     (tmp_path / "code").mkdir()
     (tmp_path / "code" / "call.py").write_text("CALL = 1  # FAKE-CALL-1\n")
     paths = [
-        *("--scenarios", str(tmp_path / "s"), "--spec", str(tmp_path / "SPEC.md")),
-        *("--features", str(tmp_path / "features.yaml")),
+        *("--scenarios", str(tmp_path / "s"), "--spec-file", str(tmp_path / "SPEC.md")),
+        *("--features-file", str(tmp_path / "features.yaml")),
         *("--excluded", str(tmp_path / "excluded.yaml")),
         *("--code", str(tmp_path / "code"), "--uncited", str(tmp_path / "uncited.yaml")),
     ]
@@ -297,7 +297,7 @@ def test_the_markdown_report_groups_by_feature_and_spec_section_for_a_step_summa
     assert "<details><summary>fail basic/content-mismatch:" in text
 
 
-def test_summary_prints_the_totals_of_saved_reports(
+def test_summary_prints_each_saved_report_then_all_side_by_side(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     jsonl = tmp_path / "r.jsonl"
@@ -305,8 +305,10 @@ def test_summary_prints_the_totals_of_saved_reports(
     assert main(["summary", str(jsonl), str(jsonl)]) == 1
     out = capsys.readouterr().out
     assert f"== {jsonl}: fake" in out
-    assert "== all 2 reports" in out
-    assert out.rstrip().endswith("FAILED: 2 of 8 scenarios not passing")
+    verdict = "FAILED: 1 of 4 scenarios did not pass (1 fail); 2 passed, 1 not applicable."
+    assert out.count(verdict) == 2
+    assert "== side by side" in out
+    assert "== all 2 reports" not in out
     assert main(["summary", str(tmp_path / "missing.jsonl")]) == 2
 
 
