@@ -44,6 +44,7 @@ from conformance.analysis.fidelity import (
     write_jsonl,
 )
 from conformance.analysis.lint import LintPaths, lint
+from conformance.analysis.spec_lint import reference_profiles, write_annexes
 from conformance.commands.options import (
     ReportFormats,
     add_impl,
@@ -82,6 +83,7 @@ from conformance.suite.registry import (
     DEFAULT_UNCITED,
     load_reasons,
 )
+from conformance.suite.spec import Spec
 from conformance.wire.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 from conformance.wire.protocol import check_ok
 from reference.version import __version__
@@ -124,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_bench(commands)
     _add_stress(commands)
     _add_matrix(commands)
+    _add_spec(commands)
     return parser
 
 
@@ -214,6 +217,11 @@ def _add_lint(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--code", type=Path, default=DEFAULT_CODE, metavar="DIR", help="the engine's sources"
     )
     check.add_argument("--uncited", type=Path, default=DEFAULT_UNCITED, metavar="FILE")
+    check.add_argument(
+        "--strict-spec",
+        action="store_true",
+        help="hold every SPEC section to the evidence rules, converted or not (SPEC.md 0.2)",
+    )
     check.set_defaults(command=_lint)
 
 
@@ -449,7 +457,7 @@ def _fidelity(args: argparse.Namespace) -> int:
                 continue
             page = fidelity_markdown(
                 report,
-                args.spec_file.read_text("utf-8"),
+                Spec.load(args.spec_file),
                 command=command,
                 date=started,
                 expected=expected,
@@ -471,7 +479,7 @@ def _diff(args: argparse.Namespace) -> int:
         page = diff_markdown(
             load_report(args.before),
             load_report(args.after),
-            args.spec_file.read_text("utf-8"),
+            Spec.load(args.spec_file),
             command=args.regenerate or _diff_command(args, output),
             unspecified=unspecified,
             edited=edited,
@@ -525,7 +533,8 @@ def _lint(args: argparse.Namespace) -> int:
             excluded=args.excluded,
             code=args.code,
             uncited=args.uncited,
-        )
+        ),
+        strict_spec=True if args.strict_spec else None,
     )
     for problem in problems:
         print(problem)
@@ -655,7 +664,7 @@ def _matrix(args: argparse.Namespace) -> int:
     )
 
     outputs = chosen_reports(args)
-    table = build_matrix(load_reports(args.reports), args.spec_file.read_text("utf-8"))
+    table = build_matrix(load_reports(args.reports), Spec.load(args.spec_file))
     date = args.date or datetime.date.today().isoformat()
     print(f"matrix: {len(table.rows)} implementations x {len(table.sections)} sections")
     for row in table.rows:
@@ -671,4 +680,25 @@ def _matrix(args: argparse.Namespace) -> int:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(page, encoding="utf-8")
         print(f"matrix: wrote {fmt} to {path}")
+    return EXIT_OK
+
+
+def _add_spec(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``spec`` subcommand: SPEC.md's generated parts."""
+    spec = commands.add_parser("spec", help="SPEC.md's generated parts (the profile annexes)")
+    parts = spec.add_subparsers(required=True, metavar="PART")
+    annexes = parts.add_parser(
+        "annexes",
+        help="rewrite spec/annex-PROFILE.md from reference/profiles.py and the evidence",
+    )
+    add_spec_file(annexes, DEFAULT_SPEC)
+    annexes.set_defaults(command=_spec_annexes)
+
+
+def _spec_annexes(args: argparse.Namespace) -> int:
+    """SPEC.md 0.5: one annex per profile, written beside SPEC.md; lists those that changed."""
+    changed = write_annexes(Spec.load(args.spec_file), reference_profiles())
+    for path in changed:
+        print(f"wrote {path}")
+    print(f"spec annexes: {len(changed)} changed")
     return EXIT_OK

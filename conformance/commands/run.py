@@ -29,7 +29,6 @@ from conformance.analysis.console import (
     level_lines,
     summarize,
 )
-from conformance.analysis.fidelity import spec_sections
 from conformance.analysis.reports import FORMATS, RunInfo, write_report
 from conformance.analysis.verdict import not_applicable_lines, verdict_line
 from conformance.commands.options import ReportFormats, chosen_reports, connector_options
@@ -42,6 +41,7 @@ from conformance.run.session import RunSession, RunSettings
 from conformance.run.xfail import load_expected_failures
 from conformance.suite.checks import LEVELS
 from conformance.suite.registry import DEFAULT_SPEC
+from conformance.suite.spec import Spec
 from conformance.wire.profiles import DEFAULT_PROFILE
 from reference.version import __version__
 
@@ -195,7 +195,7 @@ def write_reports(
         unreported=sorted(hello.unreported) if hello else [],
         inferences=hello.inferences if hello else (),
         levels=session.settings.levels,
-        sections=spec_sections(DEFAULT_SPEC.read_text("utf-8")) if DEFAULT_SPEC.is_file() else {},
+        sections=Spec.load(DEFAULT_SPEC).section_labels() if DEFAULT_SPEC.is_file() else {},
         profile=session.settings.profile,
         plays=hello.profiles if hello else (DEFAULT_PROFILE,),
     )

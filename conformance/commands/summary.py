@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance.analysis.console import COLUMNS, format_table, level_lines, summarize
-from conformance.analysis.fidelity import load_report, spec_sections
+from conformance.analysis.fidelity import load_report
 from conformance.analysis.verdict import verdict_line
 from conformance.errors import ConformanceError
 from conformance.run.results import ScenarioResult, count_outcomes
+from conformance.suite.spec import Spec
 
 __all__ = ["failures_by_section", "summary_command"]
 
@@ -64,7 +65,7 @@ def _read(path: Path) -> tuple[Mapping[str, Any], list[ScenarioResult]]:
 
 def _sections(spec: Path) -> dict[str, str]:
     try:
-        return spec_sections(spec.read_text("utf-8"))
+        return Spec.load(spec).section_labels()
     except OSError as exc:
         raise ConformanceError(f"cannot read {spec}: {exc}") from exc
 
