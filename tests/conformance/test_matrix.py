@@ -9,7 +9,10 @@ and the browser logs no error. Without Chromium it skips, saying so;
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -111,7 +114,13 @@ def _chromium() -> tuple[str, str]:
 def test_the_html_page_renders_and_drills_down_in_chromium(tmp_path: Path) -> None:
     """A real headless Chromium: rows render, a click lists the cell's scenarios, no errors."""
     browser, driver_path = _chromium()
-    webdriver = pytest.importorskip("selenium.webdriver")
+    try:
+        from selenium import webdriver  # noqa: PLC0415  (after the skip)
+    except ImportError:
+        pytest.skip(
+            "LOUD SKIP: selenium is not installed, the matrix page is not checked in a browser "
+            "(pip install -e '.[test]')"
+        )
     from selenium.webdriver.chrome.service import Service  # noqa: PLC0415  (after the skip)
     from selenium.webdriver.common.by import By  # noqa: PLC0415
 
@@ -180,3 +189,33 @@ def _spec(tmp: Path) -> str:
     path = tmp / "SPEC.md"
     path.write_text(SPEC)
     return str(path)
+
+
+@pytest.mark.subprocess
+def test_without_chromium_the_browser_check_is_a_visible_skip_with_the_install_command(
+    tmp_path: Path,
+) -> None:
+    """The skip and its install command are in the run's closing lines, not only in ``-rs``."""
+    (tmp_path / "bin").mkdir()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            f"{__file__}::test_the_html_page_renders_and_drills_down_in_chromium",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "PATH": str(tmp_path / "bin")},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    closing = done.stdout.split("skipped, with what would run them")[1]
+    assert "test_the_html_page_renders_and_drills_down_in_chromium" in closing
+    assert "apt-get install chromium chromium-driver" in closing
