@@ -29,6 +29,6 @@ reports=("$out"/reference.jsonl "$out"/mcp-toolconf.jsonl "$out"/mcp-filesystem.
   "$out"/mcp-claude-code-2.1.88.jsonl "$out"/mcp-claude-code-2.1.332.jsonl)
 # Claude Code through its CLI: the fidelity runs (benchmarks/results/fidelity/README.md)
 reports+=("$fidelity/claude-code-2.1.88.jsonl" "$fidelity/claude-code-2.1.332.jsonl")
-python -m conformance matrix "${reports[@]}" --output-dir "$out" \
+python -m conformance matrix "${reports[@]}" --report "markdown=$out/matrix.md" --report "html=$out/matrix.html" \
   --date "$(head -1 "$out/reference.jsonl" | python -c 'import json,sys; print(json.load(sys.stdin)["started"][:10])')" \
   --regenerate "bash benchmarks/results/matrix/regenerate.sh --matrix"
