@@ -37,7 +37,8 @@ def readme_build_command() -> list[str]:
     section = (ROOT / "README.md").read_text("utf-8").split("### From a wheel", 1)[1]
     line = next(x for x in section.splitlines() if " -m pip wheel " in x)
     argv = shlex.split(line)
-    assert argv[0] == ".venv/bin/python" and "--wheel-dir" in argv, line
+    assert argv[0] == ".venv/bin/python", line
+    assert "--wheel-dir" in argv, line
     assert argv[argv.index("--wheel-dir") + 1] == "dist", line
     return [sys.executable, *argv[1:], "--quiet"]
 
