@@ -367,3 +367,14 @@ def test_the_plugin_starts_the_implementation_uncaptured(tmp_path: Path) -> None
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "installing the peer, npm progress follows" in done.stdout + done.stderr
+
+
+def test_mutants_spec_chooses_the_mutants_breaking_a_matching_id(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["mutants", "--list", "--spec", "read-dedup"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:] if line.strip()]
+    assert rows
+    assert all(any(i.startswith("READ-DEDUP-") for i in row[2].split(",")) for row in rows)
+    assert main(["mutants", "--list", "--spec", "NO-SUCH-ID"]) == 5
+    assert "no mutant breaks NO-SUCH-ID" in capsys.readouterr().err
