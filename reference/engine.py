@@ -153,7 +153,7 @@ class Engine:
         if session_dir is not None:
             if not isinstance(session_dir, str) or not os.path.isabs(session_dir):
                 raise BadRequest("session.session_dir must be an absolute path")
-            os.makedirs(session_dir, exist_ok=True)  # PROTO-BEGIN-2
+            _make_session_dir(session_dir)  # PROTO-BEGIN-2, PROTO-BEGIN-4
         profile_name = spec.get("profile", DEFAULT_PROFILE)
         if not isinstance(profile_name, str):
             raise BadRequest("session.profile must be a string")
@@ -242,6 +242,23 @@ class Engine:
             "batches": run.batches,
             "events": events.items(),
         }
+
+
+def _make_session_dir(path: str) -> None:
+    """PROTO-BEGIN-2: ``path`` made a directory if missing.
+
+    Raises:
+        BadRequest: PROTO-BEGIN-4: it exists as something else (a file, a
+            device), or cannot be made (a parent that is a file, no
+            permission, a name the file system cannot hold).
+    """
+    try:
+        os.makedirs(path, exist_ok=True)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise BadRequest(f"session.session_dir cannot be made a directory ({reason})") from exc
+    if not os.path.isdir(path):
+        raise BadRequest("session.session_dir is not a directory")
 
 
 def _tool_use(value: object) -> Mapping[str, Any]:

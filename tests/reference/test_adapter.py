@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -148,6 +149,43 @@ def test_begin_creates_a_missing_session_dir(tmp_path: Path) -> None:
     answers, _ = run_adapter(request(1, "begin", session=spec))
     assert answers == [{"seq": 1, "ok": True}]
     assert session_dir.is_dir()
+
+
+def test_a_session_dir_that_cannot_be_a_directory_is_a_bad_request(tmp_path: Path) -> None:
+    """SPEC: PROTO-BEGIN-4, PROTO-BAD-1, PROTO-SEQ-1
+
+    A file, a device, a FIFO, a path under a file and an unencodable name
+    each get a coded refusal, never ``internal``; what was there is left
+    as it was, and the adapter goes on serving.
+    """
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "file").write_text("kept\n")
+    os.mkfifo(tmp_path / "fifo")
+    bad = [
+        str(tmp_path / "file"),
+        "/dev/null",
+        str(tmp_path / "fifo"),
+        str(tmp_path / "file" / "below"),
+        str(tmp_path / "nul\0name"),
+        str(tmp_path / "lone\ud800"),
+    ]
+    lines = [
+        request(n, "begin", session={"root": str(root), "session_dir": d})
+        for n, d in enumerate(bad)
+    ]
+    good = request(
+        len(bad), "begin", session={"root": str(root), "session_dir": str(tmp_path / "s")}
+    )
+    answers, status = run_adapter(*lines, good)
+    assert status == 0
+    assert [answer["seq"] for answer in answers] == list(range(len(bad) + 1))
+    kinds = [answer.get("error", {}).get("kind") for answer in answers]
+    assert kinds == ["bad_request"] * len(bad) + [None], answers
+    assert all("session_dir" in answer["error"]["message"] for answer in answers[:-1])
+    assert (tmp_path / "file").read_text() == "kept\n"
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
 def run_adapter_bytes(data: bytes) -> tuple[list[bytes], int]:
