@@ -10,12 +10,11 @@ shapes of every request and answer are ``conformance/schema/protocol-v1.json``.
 from __future__ import annotations
 
 import os
-import shutil
 import traceback
 from collections.abc import Mapping
 from typing import Any, Final
 
-from reference import __version__
+from reference import __version__, session_dirs
 from reference.errors import BadRequest
 from reference.events import EventLog
 from reference.profiles import DEFAULT_PROFILE, PROFILES, profile_named
@@ -76,6 +75,7 @@ class Engine:
     def __init__(self) -> None:
         self.session: Session | None = None
         self.tools: list[Tool] = []
+        session_dirs.sweep_once_in_background()  # PROTO-END-2: dead engines' directories
 
     def handle(self, request: object) -> dict[str, Any]:
         """Serve one request; never raises (``Exception``, that is).
@@ -181,8 +181,8 @@ class Engine:
     def _end(self, _request: Mapping[str, Any]) -> dict[str, Any]:
         if self.session is not None:
             self.session.tasks.stop_all()  # PROTO-END-1, BASH-BG-1: background tasks killed
-        if self.session is not None and self.session.owns_session_dir:  # PROTO-END-1
-            shutil.rmtree(self.session.session_dir, ignore_errors=True)
+        if self.session is not None and self.session.owned_dir is not None:  # PROTO-END-1
+            self.session.owned_dir.remove()
         self.session = None
         self.tools = []
         return {"ok": True}
