@@ -3,7 +3,7 @@
 Both live at the repository root, outside the ``conformance`` package, yet
 ``toolconf lint`` reads SPEC.md and the scenarios expand ``{fixtures}`` to the
 hook scripts, images, PDFs and notebooks. ``build_py`` copies them into
-``conformance/_data/`` of the build, where ``conformance.registry`` looks
+``conformance/_data/`` of the build, where ``conformance.suite.registry`` looks
 first, so an installed wheel passes its own suite from any directory. The
 sdist carries them too (``MANIFEST.in``), so a wheel built from it does as well.
 """

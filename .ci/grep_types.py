@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate ``reference/tools/_grep_types.py`` from ``rg --type-list``; ``--check`` compares.
+"""Generate ``reference/tools/grep/file_types.py`` from ``rg --type-list``; ``--check`` compares.
 
 The pure-Python Grep engine must know every file type of the ``rg`` the
 suite is tested against (GREP-FILES-1), which is the ``ripgrep`` 14 wheel of
@@ -22,7 +22,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-TARGET = Path(__file__).resolve().parents[1] / "reference" / "tools" / "_grep_types.py"
+TARGET = Path(__file__).resolve().parents[1] / "reference" / "tools" / "grep" / "file_types.py"
 WIDTH = 100  # ruff's line-length: the output is already formatted
 
 HEADER = '''"""ripgrep's file types and their globs, as ``rg --type-list`` gives them ({version}).

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.bench import corpus
+from conformance.instruments.bench import corpus
 from reference.session import Session
 from reference.settings import Settings
 from reference.tool import ToolUseContext

@@ -14,7 +14,7 @@ from reference.engine import Engine
 from reference.events import EventLog
 from reference.scheduler import Scheduler
 from reference.tool import ToolUseContext
-from reference.tools.read import READ_TOOL, ReadInput
+from reference.tools.read.tool import READ_TOOL, ReadInput
 
 HOOK = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "echo_decision.py"
 

@@ -14,7 +14,7 @@ import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from reference.tool import ToolUseContext
-from reference.tools.read import READ_TOOL, ReadInput
+from reference.tools.read.tool import READ_TOOL, ReadInput
 
 SIZES = pytest.mark.parametrize(
     "size",

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from conformance.bench import corpus
+from conformance.instruments.bench import corpus
 from reference import errors, fileio
 from reference.dispatch import dispatch
 from reference.engine import Engine
 from reference.tool import ToolUseContext
-from reference.tools.read import MAX_WHOLE_FILE_BYTES, READ_TOOL, ReadInput
+from reference.tools.read.tool import MAX_WHOLE_FILE_BYTES, READ_TOOL, ReadInput
 
 MIB = 1024 * 1024
 SIZES = pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """What the token gate costs per kind of file, and how good its fast estimate is.
 
 TOK-ESTIMATE-1, TOK-EXACT-1/2, TOK-GATE-1 over the corpus of
-``conformance.bench.corpus``, one text per kind and size (seed 0). The texts
+``conformance.instruments.bench.corpus``, one text per kind and size (seed 0). The texts
 are gated as they are, which is what a whole-file Read gates (TOK-GATE-1: the
 view without line-number prefixes), so what is measured here is how the
 content's kind moves the estimate and the count.
@@ -25,7 +25,7 @@ import pytest
 import tiktoken
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from conformance.bench import corpus
+from conformance.instruments.bench import corpus
 from reference import tokens
 
 CAP = 25_000  # TOK-CAP-1's default

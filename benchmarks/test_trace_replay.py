@@ -1,6 +1,6 @@
 """Seed 000's claim, replayed: about 18% of Reads are re-reads, and dedup answers them with a stub.
 
-The trace (``conformance.bench.trace``) reads this project's own sources, 1,000
+The trace (``conformance.instruments.bench.trace``) reads this project's own sources, 1,000
 Reads with 18% re-reads, some right after an Edit. It is replayed through the
 whole pipeline of the reference engine in process, with dedup on and off; each
 benchmark records in ``extra_info`` the bytes and tokens the model received,
@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from conformance.bench import measure
-from conformance.bench.session import BenchSession, count_tokens
-from conformance.bench.trace import REREAD_KINDS, Trace, default_tree, make_trace
-from conformance.connectors import connect
-from reference.tools.read import DEDUP_STUB
+from conformance.instruments.bench import measure
+from conformance.instruments.bench.session import BenchSession, count_tokens
+from conformance.instruments.bench.trace import REREAD_KINDS, Trace, default_tree, make_trace
+from conformance.peers.registry import connect
+from reference.tools.read.tool import DEDUP_STUB
 
 READS = 1000
 

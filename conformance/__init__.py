@@ -5,17 +5,6 @@ Run it with ``python -m conformance run`` (or ``toolconf run``); see
 running scenarios under pytest. The names below are the programmatic API.
 """
 
-__version__ = "0.1.0"
-
-from conformance.checks import LEVELS
-from conformance.connectors import (
-    Connector,
-    ConnectorOptions,
-    DirectConnector,
-    StdioConnector,
-    connect,
-    register_connector,
-)
 from conformance.errors import (
     AdapterCrash,
     AdapterError,
@@ -27,10 +16,16 @@ from conformance.errors import (
     ScenarioLoadError,
     VersionMismatch,
 )
-from conformance.protocol import PROTOCOL_VERSION, Hello
-from conformance.results import LevelCount, Outcome, ScenarioResult, Verdict
-from conformance.runner import Runner, run_scenario
-from conformance.scenario import Scenario, load_scenario, load_scenarios, parse_scenario
+from conformance.peers.direct import DirectConnector
+from conformance.peers.registry import connect, register_connector
+from conformance.peers.stdio import StdioConnector
+from conformance.run.results import LevelCount, LevelVerdict, Outcome, ScenarioResult
+from conformance.run.runner import Runner, run_scenario
+from conformance.suite.checks import LEVELS
+from conformance.suite.scenario import Scenario, load_scenario, load_scenarios, parse_scenario
+from conformance.wire.connector import Connector, ConnectorOptions
+from conformance.wire.protocol import PROTOCOL_VERSION, Hello
+from reference.version import __version__
 
 __all__ = [
     "LEVELS",
@@ -45,6 +40,7 @@ __all__ = [
     "DirectConnector",
     "Hello",
     "LevelCount",
+    "LevelVerdict",
     "Outcome",
     "ProtocolError",
     "Runner",
@@ -53,7 +49,6 @@ __all__ = [
     "ScenarioLoadError",
     "ScenarioResult",
     "StdioConnector",
-    "Verdict",
     "VersionMismatch",
     "__version__",
     "connect",

@@ -4,10 +4,10 @@ Commands:
 
 - ``run [PATHS] [--impl I] [-k PATTERN] [--spec ID] ...``: run scenarios and report;
 - ``list [PATHS] [-k PATTERN] [--level L] [--spec ID]``: ids, levels, SPEC IDs, titles;
-- ``lint``: check the suite itself (``conformance.lint``);
+- ``lint``: check the suite itself (``conformance.analysis.lint``);
 - ``summary REPORT...``: the totals of saved JSON-lines reports;
 - ``diff A.jsonl B.jsonl [--unspecified FILE]``: which scenarios changed outcome
-  between two reports, ID by ID, grouped by SPEC section (``conformance.release_diff``);
+  between two reports, ID by ID, grouped by SPEC section (``conformance.analysis.release_diff``);
 - ``smoke --impl I``: hello, begin, end; say what the implementation is;
 - ``mutants [--only NAME] [--list] [--full] [--report markdown]``: every
   mutant against the scenarios citing the SPEC IDs it breaks, and the whole
@@ -15,7 +15,7 @@ Commands:
   every one); fails unless each is killed by its own IDs.
 - ``bench [--impl I]... [--rounds N] [--output-dir DIR]``: what dedup and the
   token gate cost and save, for the reference and each ``--impl`` side by side
-  (``conformance.bench``): JSON, Markdown and a PNG plot.
+  (``conformance.instruments.bench``): JSON, Markdown and a PNG plot.
 
 Exit status: 0 all good; 1 something failed (a scenario outcome of fail,
 error, crash, timeout or xpass; a stale expected failure; a lint problem; a
@@ -35,30 +35,37 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from conformance import __version__
-from conformance.baseline import (
+from conformance.analysis.baseline import (
     Baseline,
     diff_baseline,
     load_baseline,
     merge_baseline,
     save_baseline,
 )
-from conformance.bench.trace import AFTER_EDIT_SHARE, SEED_REREAD_SHARE
-from conformance.checks import LEVELS
-from conformance.connectors import ConnectorOptions, connect
-from conformance.console import Progress, describe_result, format_table, level_lines, summarize
-from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
-from conformance.fidelity import (
+from conformance.analysis.console import (
+    Progress,
+    describe_result,
+    format_table,
+    level_lines,
+    summarize,
+)
+from conformance.analysis.fidelity import (
     fidelity_markdown,
     load_report,
     merge_reports,
     spec_sections,
     write_jsonl,
 )
-from conformance.lint import LintPaths, lint
-from conformance.profiles import DEFAULT_PROFILE, PROFILE_NAMES
-from conformance.protocol import check_ok
-from conformance.registry import (
+from conformance.analysis.lint import LintPaths, lint
+from conformance.analysis.reports import FORMATS, RunInfo, write_report
+from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
+from conformance.instruments.bench.trace import AFTER_EDIT_SHARE, SEED_REREAD_SHARE
+from conformance.peers.registry import connect
+from conformance.run.results import Outcome, ScenarioResult
+from conformance.run.runner import DEFAULT_FIXTURES, HOST_PATHS_REASON, Runner
+from conformance.run.xfail import apply_expected_failures, load_expected_failures, unknown_entries
+from conformance.suite.checks import LEVELS
+from conformance.suite.registry import (
     DEFAULT_CODE,
     DEFAULT_EXCLUDED,
     DEFAULT_FEATURES,
@@ -67,12 +74,12 @@ from conformance.registry import (
     DEFAULT_UNCITED,
     load_reasons,
 )
-from conformance.reports import FORMATS, RunInfo, write_report
-from conformance.results import Outcome, ScenarioResult
-from conformance.runner import DEFAULT_FIXTURES, HOST_PATHS_REASON, Runner
-from conformance.scenario import Scenario, discover, load_scenarios
-from conformance.selection import citing_filter
-from conformance.xfail import apply_expected_failures, load_expected_failures, unknown_entries
+from conformance.suite.scenario import Scenario, discover, load_scenarios
+from conformance.suite.selection import citing_filter
+from conformance.wire.connector import ConnectorOptions
+from conformance.wire.profiles import DEFAULT_PROFILE, PROFILE_NAMES
+from conformance.wire.protocol import check_ok
+from reference.version import __version__
 
 __all__ = ["main"]
 
@@ -354,8 +361,8 @@ def _report_paths(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def _stress(args: argparse.Namespace) -> int:
-    from conformance.reliability.common import DEFAULT_IMPL  # noqa: PLC0415
-    from conformance.reliability.stress import config_from, run_stress  # noqa: PLC0415
+    from conformance.instruments.reliability.common import DEFAULT_IMPL  # noqa: PLC0415
+    from conformance.instruments.reliability.stress import config_from, run_stress  # noqa: PLC0415
 
     args.impl = args.impl or DEFAULT_IMPL
     try:
@@ -725,8 +732,8 @@ def _fidelity(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    """``toolconf diff A B``: the release-diff page (``conformance.release_diff``)."""
-    from conformance.release_diff import diff_markdown, load_unspecified  # noqa: PLC0415
+    """``toolconf diff A B``: the release-diff page (``conformance.analysis.release_diff``)."""
+    from conformance.analysis.release_diff import diff_markdown, load_unspecified  # noqa: PLC0415
 
     for path in (args.before, args.after):
         if not path.is_file():
@@ -802,7 +809,7 @@ def _lint(args: argparse.Namespace) -> int:
 
 
 def _mutants(args: argparse.Namespace) -> int:
-    from conformance.mutants import orchestrate  # noqa: PLC0415  (imports the engine)
+    from conformance.instruments.mutants import orchestrate  # noqa: PLC0415  (imports the engine)
 
     if args.expected_failures is None and orchestrate.KNOWN_ENGINE_BUGS.is_file():
         args.expected_failures = orchestrate.KNOWN_ENGINE_BUGS
@@ -844,8 +851,8 @@ def _smoke(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     # Deferred: the bench modules and Pillow (the plot) cost every other command.
-    from conformance.bench import report as bench_report  # noqa: PLC0415
-    from conformance.bench.run import REFERENCE_LABEL, bench, reference_spec  # noqa: PLC0415
+    from conformance.instruments.bench import report as bench_report  # noqa: PLC0415
+    from conformance.instruments.bench.run import REFERENCE_LABEL, bench, reference_spec  # noqa: PLC0415
 
     specs: list[tuple[str, str]] = (
         [] if args.no_reference else [(REFERENCE_LABEL, reference_spec())]
@@ -887,7 +894,7 @@ def _bench(args: argparse.Namespace) -> int:
     return EXIT_UNAVAILABLE if failed else EXIT_OK
 
 
-# -- toolconf matrix (conformance/matrix.py) ----------------------------------
+# -- toolconf matrix (conformance/analysis/matrix.py) ----------------------------------
 
 
 def _add_matrix(commands: Any) -> None:
@@ -908,7 +915,7 @@ def _add_matrix(commands: Any) -> None:
 
 
 def _matrix(args: argparse.Namespace) -> int:
-    from conformance.matrix import (  # noqa: PLC0415  (only this command needs it)
+    from conformance.analysis.matrix import (  # noqa: PLC0415  (only this command needs it)
         build_matrix,
         load_reports,
         matrix_html,

@@ -44,15 +44,16 @@ from typing import Any
 
 import pytest
 
-from conformance.checks import LEVELS
-from conformance.connectors import ConnectorOptions, connect
-from conformance.console import describe_result
+from conformance.analysis.console import describe_result
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
-from conformance.registry import DEFAULT_SCENARIOS
-from conformance.results import Outcome, ScenarioResult
-from conformance.runner import Runner
-from conformance.scenario import Scenario, load_scenario
-from conformance.xfail import load_expected_failures
+from conformance.peers.registry import connect
+from conformance.run.results import Outcome, ScenarioResult
+from conformance.run.runner import Runner
+from conformance.run.xfail import load_expected_failures
+from conformance.suite.checks import LEVELS
+from conformance.suite.registry import DEFAULT_SCENARIOS
+from conformance.suite.scenario import Scenario, load_scenario
+from conformance.wire.connector import ConnectorOptions
 
 __all__ = ["ScenarioFailed", "ScenarioFile", "ScenarioItem"]
 

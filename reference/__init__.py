@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from reference.version import __version__
 
 if TYPE_CHECKING:
     from reference.api import ToolDefinition, ToolResultBlock, ToolSession, open_session

@@ -20,8 +20,9 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Literal, TypedDict
 
-from reference.engine import PROTOCOL, Engine
+from reference.engine import Engine
 from reference.errors import BadRequest
+from reference.protocol.schema import PROTOCOL
 
 __all__ = ["ToolDefinition", "ToolResultBlock", "ToolSession", "open_session"]
 

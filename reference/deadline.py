@@ -23,7 +23,7 @@ from typing import Any, Final, TypeVar, cast
 
 from reference import errors
 
-SEARCH_TIMEOUT_S: Final = 20.0  # GLOB-TIMEOUT-1, GREP-TIMEOUT-1: rg's own limit (_grep_rg)
+SEARCH_TIMEOUT_S: Final = 20.0  # GLOB-TIMEOUT-1, GREP-TIMEOUT-1: rg's own limit (grep.rg_engine)
 GRACE_S: Final = 0.1
 """How long past the limit ``within`` waits for the search to stop by itself."""
 

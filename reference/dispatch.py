@@ -305,7 +305,7 @@ class _Call:
                 error_name=errors.InputValidationError.error_name,
             )
         # DISP-BACKFILL-1: hooks and permissions see expanded paths; call() gets the original.
-        observable = tool.backfill_observable_input(raw_input, self.ctx.cwd, self.session.home)
+        observable = tool.backfill_observable_input(raw_input, self.ctx.expand)
         if tool.validate_input is not None:
             try:
                 tool.validate_input(parsed, self.ctx)  # TOOL-VALIDATE-1: before hooks, prompts

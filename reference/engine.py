@@ -4,27 +4,29 @@ Both front doors use it: the stdio adapter (``python -m reference.adapter``)
 and the conformance runner's in-process ``direct`` connector, so the two can
 never disagree. ``handle`` never raises: even its own faults are answers
 (PROTO-INTERNAL-1), so neither front door has a failure path of its own. The
-shapes of every request and answer are ``conformance/schema/protocol-v1.json``.
+shapes of every request and answer are ``reference/protocol/protocol-v1.json``,
+and ``reference.protocol.server`` checks each request against it first.
 """
 
 from __future__ import annotations
 
 import os
-import traceback
 from collections.abc import Mapping
 from typing import Any, Final
 
-from reference import __version__, session_dirs
+from reference import session_dirs
 from reference.errors import BadRequest
 from reference.events import EventLog
 from reference.profiles import DEFAULT_PROFILE, PROFILES, profile_named
+from reference.protocol.schema import PROTOCOL
+from reference.protocol.server import Handler, ProtocolServer, Unsupported
 from reference.registry import api_export, build_pool, deferred_names
 from reference.scheduler import Scheduler
 from reference.session import Session
 from reference.settings import SOURCES, Settings
 from reference.tool import Tool
+from reference.version import __version__
 
-PROTOCOL: Final = 1
 FEATURES: Final = (  # PROTO-FEATURES-1: the names of its table this engine supports
     "read",
     "write",
@@ -49,73 +51,39 @@ FEATURES: Final = (  # PROTO-FEATURES-1: the names of its table this engine supp
 )
 
 
-def _error(seq: object, message: str, kind: str = "bad_request") -> dict[str, Any]:
-    return {"seq": seq, "error": {"kind": kind, "message": message}}
+class Engine(ProtocolServer):
+    """Holds at most one session at a time (PROTO-BEGIN-1, PROTO-END-1).
 
-
-class _Unsupported(Exception):
-    """PROTO-UNSUPPORTED-1: a request this engine cannot be given faithfully."""
-
-
-def internal_error(seq: object, exc: BaseException) -> dict[str, Any]:
-    """PROTO-INTERNAL-1: the answer to a request the engine failed to serve by its own fault."""
-    return {
-        "seq": seq,
-        "error": {
-            "kind": "internal",
-            "message": f"{type(exc).__name__}: {exc}",
-            "traceback": "".join(traceback.format_exception(exc)),
-        },
-    }
-
-
-class Engine:
-    """Holds at most one session at a time (PROTO-BEGIN-1, PROTO-END-1)."""
+    ``handle`` (``ProtocolServer``) never raises: bad input gets a
+    ``bad_request`` answer (PROTO-BAD-1), a request the schema rejects never
+    reaches a command, and any other exception, a fault of the engine, gets a
+    ``kind: "internal"`` answer (PROTO-INTERNAL-1) while the engine goes on
+    serving. Every answer has the shape the protocol schema gives it
+    (PROTO-SCHEMA-1).
+    """
 
     def __init__(self) -> None:
         self.session: Session | None = None
         self.tools: list[Tool] = []
         session_dirs.sweep_once_in_background()  # PROTO-END-2: dead engines' directories
 
-    def handle(self, request: object) -> dict[str, Any]:
-        """Serve one request; never raises (``Exception``, that is).
-
-        Bad input gets a ``bad_request`` answer (PROTO-BAD-1); any other
-        exception, a fault of the engine, gets a ``kind: "internal"`` answer
-        (PROTO-INTERNAL-1) and the engine goes on serving. Every answer has
-        the shape the protocol schema gives it (PROTO-SCHEMA-1).
-        """
-        if not isinstance(request, Mapping):
-            return _error(None, "a request must be a JSON object")
-        seq = request.get("seq")  # PROTO-SEQ-1: an integer, echoed in the answer
-        if not isinstance(seq, int) or isinstance(seq, bool):
-            return _error(None, "a request needs an integer seq")
-        command = request.get("cmd")
-        handler = {
+    def commands(self) -> Mapping[str, Handler]:
+        return {
             "hello": self._hello,
             "begin": self._begin,
             "call": self._call,
             "message": self._message,
             "tools": self._tools,
             "end": self._end,
-        }.get(command if isinstance(command, str) else "")
-        if handler is None:
-            return _error(seq, f"unknown command: {command!r}")
-        try:
-            return {"seq": seq, **handler(request)}
-        except BadRequest as exc:
-            return _error(seq, str(exc))
-        except _Unsupported as exc:
-            return _error(seq, str(exc), "unsupported")
-        except Exception as exc:  # PROTO-INTERNAL-1: a fault of the engine is an answer
-            return internal_error(seq, exc)
+        }
+
+    def in_session(self) -> bool:
+        return self.session is not None
 
     def _hello(self, request: Mapping[str, Any]) -> dict[str, Any]:
         # PROTO-HELLO-1: the protocol spoken, the implementation and its features
         if request.get("protocol") != PROTOCOL:
-            raise BadRequest(
-                f"unsupported protocol {request.get('protocol')!r}; this is {PROTOCOL}"
-            )
+            raise BadRequest(f"unsupported protocol {request['protocol']!r}; this is {PROTOCOL}")
         return {
             "protocol": PROTOCOL,
             "implementation": {"name": "reference", "version": __version__, "language": "python"},
@@ -124,42 +92,26 @@ class Engine:
         }
 
     def _begin(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        spec = request.get("session")
-        if not isinstance(spec, Mapping):
-            raise BadRequest("begin needs a session object")
-        root = spec.get("root")
-        if not isinstance(root, str) or not os.path.isabs(root) or not os.path.isdir(root):
+        # The schema has checked the shape (types, the prompt's values, each
+        # source an object); what it cannot state is checked here.
+        spec = request["session"]
+        root = spec["root"]
+        if not os.path.isabs(root) or not os.path.isdir(root):
             raise BadRequest("session.root must be an absolute path to a directory")
         cwd = spec.get("cwd", root)
-        env = spec.get("env") or {}
-        settings = spec.get("settings") or {}
-        prompt = spec.get("prompt", "deny")
-        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+        if not os.path.isabs(cwd):
             raise BadRequest("session.cwd must be an absolute path")
-        if not isinstance(env, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in env.items()
-        ):
-            raise BadRequest("session.env must map strings to strings")
-        if not isinstance(settings, Mapping):
-            raise BadRequest("session.settings must be an object")
         # PROTO-BEGIN-1: unknown sources are ignored, whatever they hold
-        settings = {name: value for name, value in settings.items() if name in SOURCES}
-        if not all(isinstance(value, Mapping) for value in settings.values()):
-            raise BadRequest("each settings source must be an object")
-        if prompt not in ("allow", "deny"):
-            raise BadRequest("session.prompt must be 'allow' or 'deny'")
+        settings = {name: v for name, v in (spec.get("settings") or {}).items() if name in SOURCES}
         session_dir = spec.get("session_dir")
-        home = spec.get("home")
         if session_dir is not None:
-            if not isinstance(session_dir, str) or not os.path.isabs(session_dir):
+            if not os.path.isabs(session_dir):
                 raise BadRequest("session.session_dir must be an absolute path")
             _make_session_dir(session_dir)  # PROTO-BEGIN-2, PROTO-BEGIN-4
         profile_name = spec.get("profile", DEFAULT_PROFILE)
-        if not isinstance(profile_name, str):
-            raise BadRequest("session.profile must be a string")
         profile = profile_named(profile_name)  # PROTO-BEGIN-3
         if profile is None:
-            raise _Unsupported(
+            raise Unsupported(
                 f"profile {profile_name!r} is not one this engine plays ({', '.join(PROFILES)})"
             )
         if self.session is not None:
@@ -167,11 +119,11 @@ class Engine:
         self.session = Session.create(
             root=root,
             cwd=cwd,
-            env=env,
+            env=spec.get("env") or {},
             settings=Settings(by_source=settings),
-            session_dir=session_dir if isinstance(session_dir, str) else None,
-            home=home if isinstance(home, str) else None,
-            prompt=prompt,
+            session_dir=session_dir,
+            home=spec.get("home"),
+            prompt=spec.get("prompt", "deny"),
             test_tools=spec.get("test_tools") is True,
             profile=profile,
         )
@@ -188,7 +140,7 @@ class Engine:
         return {"ok": True}
 
     def _require_session(self) -> Session:
-        if self.session is None:
+        if self.session is None:  # ProtocolServer.NEEDS_SESSION refuses these first
             raise BadRequest("no session: send begin first")
         return self.session
 

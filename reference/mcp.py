@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, create_model
 
 from reference import errors
 from reference.tool import McpInfo, ResultContent, Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import JsonInt, StrictInput
+from reference.tools.common import JsonInt, StrictInput
 
 PREFIX: Final = "mcp__"
 _NAME_CHARS: Final = re.compile(r"[^A-Za-z0-9_-]")

@@ -56,9 +56,9 @@ from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from reference import __version__
 from reference.engine import Engine
 from reference.settings import PERMISSION_MODES, SOURCES
+from reference.version import __version__
 
 __all__ = [
     "EVENTS_META",

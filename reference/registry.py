@@ -28,10 +28,10 @@ from reference.tool import Tool, find_tool
 from reference.tools.bash import BASH_TOOL
 from reference.tools.edit import EDIT_TOOL
 from reference.tools.glob import GLOB_TOOL
-from reference.tools.grep import GREP_TOOL
+from reference.tools.grep.tool import GREP_TOOL
 from reference.tools.notebook_edit import NOTEBOOK_EDIT_TOOL
 from reference.tools.probe import PROBE_TOOL
-from reference.tools.read import READ_TOOL
+from reference.tools.read.tool import READ_TOOL
 from reference.tools.task_tools import TASK_OUTPUT_TOOL, TASK_STOP_TOOL
 from reference.tools.tool_search import TOOL_SEARCH_TOOL
 from reference.tools.write import WRITE_TOOL

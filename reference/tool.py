@@ -53,10 +53,17 @@ class ToolUseContext:
     events: EventLog = field(default_factory=EventLog)
     probe_trail: tuple[str, ...] = ()  # PROTO-PROBE-3: labels of honoured Probe modifiers
     tools: Sequence[Tool] = ()  # TOOL-CONTEXT-1: the pool (ToolSearch searches it)
+    expanded: dict[tuple[str, str], str] = field(default_factory=dict, compare=False, repr=False)
+    """The call's expanded paths by (cwd, path): each is computed once, at the
+    backfill, and carried through validation, permissions and ``call()``."""
 
     def expand(self, path: str) -> str:
-        """FILE-PATH-1 against this context's cwd and the session's home."""
-        return expand_path(path, cwd=self.cwd, home=self.session.home)
+        """FILE-PATH-1 against this context's cwd and the session's home, once per call."""
+        key = (self.cwd, path)
+        found = self.expanded.get(key)
+        if found is None:
+            found = self.expanded[key] = expand_path(path, cwd=self.cwd, home=self.session.home)
+        return found
 
     def progress(self, data: Mapping[str, Any]) -> None:
         self.events.emit("progress", id=self.tool_use_id, data=dict(data))
@@ -184,14 +191,14 @@ class Tool(Generic[InputT]):
         return self.error_codes[type(refusal)]
 
     def backfill_observable_input(
-        self, raw: Mapping[str, Any], cwd: str, home: str
+        self, raw: Mapping[str, Any], expand: Callable[[str], str]
     ) -> dict[str, Any]:
-        """DISP-BACKFILL-1: a copy of the model input with path fields expanded."""
+        """DISP-BACKFILL-1: a copy of the model input with path fields expanded by ``expand``."""
         observable = dict(raw)
         for name in self.path_fields:
             value = observable.get(name)
             if isinstance(value, str) and "\x00" not in value and not value.startswith("\\\\"):
-                observable[name] = expand_path(value, cwd=cwd, home=home)
+                observable[name] = expand(value)
         return observable
 
 

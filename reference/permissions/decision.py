@@ -41,7 +41,7 @@ DecisionReason = Literal["rule", "tool", "mode", "classifier", "hook", "prompt"]
 DecisionSource = Literal["user_reject", "user_temporary", "user_permanent", "config"]
 AskReason = Literal["rule", "tool", "safety", "hook", "default"]
 HookDecision = Literal["allow", "ask"]
-Verdict = Literal["allow", "deny"] | None
+RuleVerdict = Literal["allow", "deny"] | None
 
 USER_REJECT_MESSAGE: Final = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected "
@@ -120,7 +120,7 @@ class Classifier(Protocol):
     input that passed the schema and the call's context.
     """
 
-    def classify(self, *, tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> Verdict:
+    def classify(self, *, tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> RuleVerdict:
         """The verdict on one call; None leaves the decision to the later steps."""
         ...
 
@@ -128,7 +128,7 @@ class Classifier(Protocol):
 class RuleBasedClassifier:
     """PERM-CLASSIFIER-1: the reference's deterministic classifier; never ``deny``."""
 
-    def classify(self, *, tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> Verdict:
+    def classify(self, *, tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> RuleVerdict:
         """No verdict for an empty classifier input or a destructive call; ``allow``
         for a read-only call or an edit-type tool (Edit, Write, NotebookEdit) whose
         path is inside the session ``root``, expanded and resolved."""
@@ -201,7 +201,7 @@ def mcp_server(tool: Tool) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Call:
+class _RuleCall:
     """What the rules match on one call: its context, the tool, its path, its command.
 
     ``forms`` is the path with its anchors (None without a path), resolved at
@@ -303,7 +303,7 @@ def _deny(reason: DecisionReason, message: str, rule: Rule | None = None) -> Per
 
 
 def _mode_step(
-    call: _Call,
+    call: _RuleCall,
     parsed_input: BaseModel,
     classifier: Classifier,
 ) -> PermissionDecision | None:
@@ -363,7 +363,7 @@ def decide(
     path = call_path(tool, parsed_input, ctx)
     command = observable.get("command") if tool.name == BASH_TOOL_NAME else None
     forms = None if path is None else path_forms(ctx.session, path)
-    call = _Call(ctx, tool, path, command if isinstance(command, str) else None, forms)
+    call = _RuleCall(ctx, tool, path, command if isinstance(command, str) else None, forms)
     asked = _decide_or_ask(call, parsed_input, hook_decision, classifier)
     if isinstance(asked, PermissionDecision):
         return asked
@@ -384,7 +384,7 @@ def decide(
 
 
 def _decide_or_ask(
-    call: _Call,
+    call: _RuleCall,
     parsed_input: BaseModel,
     hook_decision: HookDecision | None,
     classifier: Classifier,

@@ -52,7 +52,7 @@ from reference.tool import (
     ToolUseContext,
     build_tool,
 )
-from reference.tools._common import JsonInt, StrictInput
+from reference.tools.common import JsonInt, StrictInput
 
 NAME: Final = "Bash"
 DEFAULT_TIMEOUT_MS: Final = 120_000  # BASH-TIMEOUT-1

@@ -14,7 +14,7 @@ from reference.permissions.session_rules import edit_rule_tools, matching_deny_r
 from reference.permissions.tool_paths import file_path_of
 from reference.profiles import STALE_EDIT_NOTE, STATE_NOTE
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import (
+from reference.tools.common import (
     MODIFIED_SINCE_READ,
     NOT_READ_YET,
     UNEXPECTEDLY_MODIFIED,
@@ -26,7 +26,7 @@ from reference.tools._common import (
     stale_at_validate,
     stale_in_call,
 )
-from reference.tools._edit_plan import apply_to_original, normalize_new_string, plan_edit
+from reference.tools.edit_plan import apply_to_original, normalize_new_string, plan_edit
 
 NAME: Final = "Edit"
 MAX_EDIT_BYTES: Final = 1024**3  # EDIT-VALIDATE-1 code 10: 1 GiB

@@ -31,8 +31,8 @@ from reference.deadline import Deadline, within
 from reference.gitignore import GLOB_IGNORE_FILES, Chain, IgnoreFiles
 from reference.permissions.checks import working_directories_check
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import StrictInput
-from reference.tools._search import (
+from reference.tools.common import StrictInput
+from reference.tools.search_scope import (
     env_is_false,
     mtime_ns,
     oldest_first,

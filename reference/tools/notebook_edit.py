@@ -22,7 +22,7 @@ from reference import errors, fileio, history, paths, text
 from reference.filestate import is_stale
 from reference.permissions.session_rules import edit_rule_tools, matching_deny_rule
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import (
+from reference.tools.common import (
     MODIFIED_SINCE_READ,
     NOT_READ_YET,
     UNEXPECTEDLY_MODIFIED,

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from reference import errors
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import JsonInt, StrictInput
+from reference.tools.common import JsonInt, StrictInput
 
 NAME: Final = "Probe"
 

@@ -22,7 +22,7 @@ from reference.tool import (
     ToolUseContext,
     build_tool,
 )
-from reference.tools._common import JsonInt, StrictInput
+from reference.tools.common import JsonInt, StrictInput
 
 TASK_OUTPUT: Final = "TaskOutput"
 TASK_STOP: Final = "TaskStop"

@@ -23,7 +23,7 @@ from reference.tool import (
     ToolUseContext,
     build_tool,
 )
-from reference.tools._common import JsonInt, StrictInput
+from reference.tools.common import JsonInt, StrictInput
 
 NAME: Final = "ToolSearch"
 SELECT_PREFIX: Final = "select:"

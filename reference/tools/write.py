@@ -15,8 +15,7 @@ from reference.permissions.session_rules import edit_rule_tools, matching_deny_r
 from reference.permissions.tool_paths import file_path_of
 from reference.profiles import STATE_NOTE
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools import read
-from reference.tools._common import (
+from reference.tools.common import (
     MODIFIED_SINCE_READ,
     NOT_READ_YET,
     UNEXPECTEDLY_MODIFIED,
@@ -26,6 +25,7 @@ from reference.tools._common import (
     stale_at_validate,
     stale_in_call,
 )
+from reference.tools.read import tool as read
 
 NAME: Final = "Write"
 

@@ -1,6 +1,6 @@
 """Fixtures for the conformance runner's own tests.
 
-The runner is tested against ``conformance.fake_adapter``: in-process as
+The runner is tested against ``conformance.peers.fake_adapter``: in-process as
 ``FakeEngine`` (fast, deterministic) and as a subprocess in each of its
 misbehaving modes. Every wait is bounded by a small connector timeout.
 """
@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance.connectors import ConnectorOptions, DirectConnector
-from conformance.fake_adapter import FakeEngine
-from conformance.runner import Runner
-from conformance.scenario import Scenario, load_scenario
+from conformance.peers.direct import DirectConnector
+from conformance.peers.fake_adapter import FakeEngine
+from conformance.run.runner import Runner
+from conformance.suite.scenario import Scenario, load_scenario
+from conformance.wire.connector import ConnectorOptions
 
 DATA = Path(__file__).parent / "data"
 collect_ignore = ["data"]  # its scenarios fail on purpose: the tests run them by path
@@ -29,7 +30,7 @@ collect_ignore = ["data"]  # its scenarios fail on purpose: the tests run them b
 def _scenario_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The validated-scenario cache in the session's temporary directory, not ``~/.cache``:
     the tests' throwaway scenarios never reach the user's cache."""
-    from conformance.scenario import CACHE_ENV  # noqa: PLC0415
+    from conformance.suite.scenario import CACHE_ENV  # noqa: PLC0415
 
     before = os.environ.get(CACHE_ENV)
     os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("scenario-cache"))
@@ -40,14 +41,14 @@ def _scenario_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ[CACHE_ENV] = before
 
 
-FAKE = "direct:conformance.fake_adapter:FakeEngine"
+FAKE = "direct:conformance.peers.fake_adapter:FakeEngine"
 
 WriteScenario = Callable[..., Path]
 
 
 def fake_command(mode: str, *extra: str) -> str:
     """The ``stdio:`` spec of the fake adapter in ``mode``."""
-    argv = [sys.executable, "-m", "conformance.fake_adapter", "--mode", mode, *extra]
+    argv = [sys.executable, "-m", "conformance.peers.fake_adapter", "--mode", mode, *extra]
     return "stdio:" + shlex.join(argv)
 
 

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from conformance.baseline import (
+from conformance.analysis.baseline import (
     Baseline,
-    Change,
+    OutcomeChange,
     diff_baseline,
     load_baseline,
     merge_baseline,
     save_baseline,
 )
 from conformance.errors import ConformanceError
-from conformance.results import Outcome, ScenarioResult
-from conformance.xfail import apply_expected_failures, load_expected_failures, unknown_entries
+from conformance.run.results import Outcome, ScenarioResult
+from conformance.run.xfail import apply_expected_failures, load_expected_failures, unknown_entries
 
 
 def result(scenario_id: str, outcome: Outcome, spec: tuple[str, ...] = ("A-1",)) -> ScenarioResult:
@@ -34,8 +34,8 @@ def test_a_baseline_round_trips_and_reports_changed_and_new_scenarios(tmp_path: 
         result("c", Outcome.CRASH),
     ]
     assert diff_baseline(baseline, now) == [
-        Change("a", "fail", "pass", ("A-1", "B-2")),
-        Change("c", None, "crash", ("A-1",)),
+        OutcomeChange("a", "fail", "pass", ("A-1", "B-2")),
+        OutcomeChange("c", None, "crash", ("A-1",)),
     ]
     assert str(diff_baseline(baseline, now)[0]) == "a: fail -> pass  [A-1, B-2]"
     assert merge_baseline(baseline, now).outcomes == {

@@ -10,9 +10,9 @@ import pytest
 from conftest import FAKE, fake_command
 from PIL import Image
 
-from conformance.bench import report
-from conformance.bench.run import bench
 from conformance.cli import main
+from conformance.instruments.bench import report
+from conformance.instruments.bench.run import bench
 
 
 def test_the_reference_and_another_implementation_are_measured_side_by_side(

@@ -8,7 +8,7 @@ import unicodedata
 
 import pytest
 
-from conformance.bench.corpus import KINDS, generate
+from conformance.instruments.bench.corpus import KINDS, generate
 
 KIB = 1024
 SIZES = [1 * KIB, 1 * KIB + 1, 4 * KIB - 1, 16 * KIB, 64 * KIB, 256 * KIB]

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import FAKE
 
-from conformance.bench import measure
-from conformance.bench.session import Answer, BenchSession, count_tokens, result_text
-from conformance.bench.trace import make_trace
-from conformance.connectors import connect
+from conformance.instruments.bench import measure
+from conformance.instruments.bench.session import Answer, BenchSession, count_tokens, result_text
+from conformance.instruments.bench.trace import make_trace
+from conformance.peers.registry import connect
 
 DEDUP_STUB_BYTES = 156  # READ-DEDUP-1's stub, UTF-8 (its dash is three bytes)
 

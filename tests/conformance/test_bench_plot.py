@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 from PIL import Image, ImageFont
 
-from conformance.bench import plot
-from conformance.bench.plot import (
+from conformance.instruments.bench import plot
+from conformance.instruments.bench.plot import (
     PALETTE,
     Series,
     format_bytes,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.bench.trace import (
+from conformance.instruments.bench.trace import (
     REREAD_KINDS,
     EditStep,
     ReadStep,
@@ -117,8 +117,8 @@ def test_snapshot_skips_caches_hidden_files_and_non_utf8(tmp_path: Path) -> None
 
 def test_the_default_tree_is_this_projects_code() -> None:
     tree = default_tree()
-    assert "reference/tools/read.py" in tree
-    assert "conformance/bench/trace.py" in tree
+    assert "reference/tools/read/tool.py" in tree
+    assert "conformance/instruments/bench/trace.py" in tree
     assert all(path.endswith((".py", ".md")) for path in tree)
     assert not any(path.startswith("conformance/scenarios/") for path in tree)
 

@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 
-from conformance.claude_code.adapter import ClaudeCodeAdapter, _result
-from conformance.claude_code.conversation import TurnResult
-from conformance.claude_code.inference import is_dedup_stub
-from conformance.claude_code.install import Release
-from conformance.claude_code.mcp_server import PROBE_TOOLS
-from conformance.claude_code.messages_api import ScriptedModel, Turn, answer
-from conformance.claude_code.settings_map import Unmappable, plan
+from conformance.peers.claude_code.adapter import ClaudeCodeAdapter, _result
+from conformance.peers.claude_code.conversation import TurnResult
+from conformance.peers.claude_code.inference import is_dedup_stub
+from conformance.peers.claude_code.install import Release
+from conformance.peers.claude_code.mcp_server import PROBE_TOOLS
+from conformance.peers.claude_code.messages_api import ScriptedModel, Turn, answer
+from conformance.peers.claude_code.settings_map import plan
+from conformance.peers.peer_rules import Unmappable
 
 ROOT = "/abs/root"
 
@@ -146,7 +147,7 @@ def test_only_the_stub_text_of_a_success_is_a_dedup(block: dict[str, Any], expec
 class _Mcp:
     def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "conformance.claude_code.mcp_server", *args],
+            [sys.executable, "-m", "conformance.peers.claude_code.mcp_server", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -253,7 +254,7 @@ def _post(url: str, body: dict[str, Any]) -> bytes:
 
 
 def test_main_loop_requests_wait_for_their_turn_and_stream_it() -> None:
-    model = ScriptedModel()
+    model = ScriptedModel().start()
     got: list[bytes] = []
     body = {
         "stream": True,
@@ -284,7 +285,7 @@ def test_main_loop_requests_wait_for_their_turn_and_stream_it() -> None:
 
 
 def test_side_requests_and_token_counts_are_answered_at_once() -> None:
-    model = ScriptedModel()
+    model = ScriptedModel().start()
     side = json.loads(
         _post(
             model.base_url + "/v1/messages", {"messages": [{"role": "user", "content": "title?"}]}
@@ -363,7 +364,7 @@ def test_a_probe_that_would_see_a_trail_has_no_counterpart() -> None:
 
 def test_a_main_loop_request_is_one_that_offers_tools() -> None:
     """A pool without Read (a deny rule removed it) is still the main loop's."""
-    model = ScriptedModel()
+    model = ScriptedModel().start()
     body = {"messages": [{"role": "user", "content": "go"}], "tools": [{"name": "Bash"}]}
     done: list[bytes] = []
     thread = threading.Thread(

@@ -13,19 +13,15 @@ from typing import Any
 import pytest
 from conftest import DATA, fake_command
 
-from conformance.connectors import (
-    _REGISTRY,
-    ConnectorOptions,
-    DirectConnector,
-    StdioConnector,
-    connect,
-    register_connector,
-)
 from conformance.errors import AdapterCrash, ConformanceError, VersionMismatch
-from conformance.fake_adapter import FakeEngine
-from conformance.results import Outcome
-from conformance.runner import Runner
-from conformance.scenario import load_scenario, parse_scenario
+from conformance.peers.direct import DirectConnector
+from conformance.peers.fake_adapter import FakeEngine
+from conformance.peers.registry import _REGISTRY, connect, register_connector
+from conformance.peers.stdio import StdioConnector
+from conformance.run.results import Outcome
+from conformance.run.runner import Runner
+from conformance.suite.scenario import load_scenario, parse_scenario
+from conformance.wire.connector import ConnectorOptions
 
 FAST = ConnectorOptions(timeout=1.0, hello_timeout=30.0)
 CALLS = load_scenario(DATA / "suite" / "basic" / "call-ok.yaml")
@@ -191,7 +187,7 @@ def test_unknown_and_reserved_schemes_fail_clearly() -> None:
 
 
 def test_direct_can_name_another_in_process_engine() -> None:
-    connector = connect("direct:conformance.fake_adapter:FakeEngine")
+    connector = connect("direct:conformance.peers.fake_adapter:FakeEngine")
     assert connector.start().name == "fake 0"
     connector.close()
 

@@ -1,4 +1,4 @@
-"""Fidelity tables: per SPEC ID and level, from a JSON-lines report (conformance.fidelity)."""
+"""Fidelity tables (conformance.analysis.fidelity): per SPEC ID and level, from a report."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conformance.cli import main
-from conformance.fidelity import (
+from conformance.analysis.fidelity import (
     Report,
     explain,
     fidelity_markdown,
@@ -19,6 +18,7 @@ from conformance.fidelity import (
     summarize,
     write_jsonl,
 )
+from conformance.cli import main
 
 SPEC = """# S
 

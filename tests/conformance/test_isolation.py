@@ -21,13 +21,14 @@ from typing import Any
 import pytest
 
 from conformance.cli import DEFAULT_SCENARIOS, main
-from conformance.connectors import ConnectorOptions, StdioConnector
 from conformance.errors import AdapterTimeout
-from conformance.isolation import isolation_available, real_home, wait_gone
-from conformance.results import Outcome
-from conformance.runner import HOST_PATHS_REASON, Runner
-from conformance.scenario import Scenario, load_scenario, load_scenarios
-from conformance.steps import CallStep, MessageStep
+from conformance.peers.isolation import isolation_available, real_home, wait_gone
+from conformance.peers.stdio import StdioConnector
+from conformance.run.results import Outcome
+from conformance.run.runner import HOST_PATHS_REASON, Runner
+from conformance.suite.scenario import Scenario, load_scenario, load_scenarios
+from conformance.suite.steps import CallStep, MessageStep
+from conformance.wire.connector import ConnectorOptions
 
 RECKLESS = [sys.executable, str(Path(__file__).with_name("reckless_adapter.py"))]
 DEV_NULL = load_scenario(DEFAULT_SCENARIOS / "paths" / "paths-write-dev-null-refused.yaml")

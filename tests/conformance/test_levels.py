@@ -13,8 +13,18 @@ from typing import Any, ClassVar
 
 import pytest
 
-from conformance.baseline import Baseline, diff_baseline, load_baseline, merge_baseline
-from conformance.checks import (
+from conformance.analysis.baseline import Baseline, diff_baseline, load_baseline, merge_baseline
+from conformance.analysis.console import describe_result, format_levels, level_figures, level_lines
+from conformance.analysis.reports import RunInfo, write_report
+from conformance.cli import main
+from conformance.errors import SchemaViolation
+from conformance.instruments.mutants import Mutant
+from conformance.instruments.mutants.orchestrate import Killer, SuiteRun, judge
+from conformance.peers.direct import DirectConnector
+from conformance.peers.fake_adapter import FakeEngine, ReticentEngine
+from conformance.run.results import LevelCount, LevelVerdict, Outcome, ScenarioResult
+from conformance.run.runner import Runner
+from conformance.suite.checks import (
     BEHAVIOUR,
     IDENTITY,
     RENDERING,
@@ -22,20 +32,11 @@ from conformance.checks import (
     check_message,
     shown_view,
 )
-from conformance.cli import main
-from conformance.connectors import ConnectorOptions, DirectConnector
-from conformance.console import describe_result, format_levels, level_figures, level_lines
-from conformance.errors import SchemaViolation
-from conformance.fake_adapter import FakeEngine, ReticentEngine
-from conformance.matchers import Mismatch
-from conformance.mutants import Mutant
-from conformance.mutants.orchestrate import Killer, SuiteRun, judge
-from conformance.protocol import parse_hello
-from conformance.registry import DEFAULT_SCENARIOS as SCENARIOS
-from conformance.reports import RunInfo, write_report
-from conformance.results import LevelCount, Outcome, ScenarioResult, Verdict
-from conformance.runner import Runner
-from conformance.scenario import load_scenario, parse_scenario
+from conformance.suite.matchers import Mismatch
+from conformance.suite.registry import DEFAULT_SCENARIOS as SCENARIOS
+from conformance.suite.scenario import load_scenario, parse_scenario
+from conformance.wire.connector import ConnectorOptions
+from conformance.wire.protocol import parse_hello
 
 HEAD = "id: sample\ntitle: t\nspec: [A-1]\nlevel: MUST\n"
 OPTIONS = ConnectorOptions(timeout=5.0)
@@ -213,8 +214,8 @@ def test_assertions_on_unreported_fields_are_not_observed_and_the_rest_still_run
     )
     assert result.outcome is Outcome.PASS, result.message
     assert result.levels[IDENTITY] == LevelCount(passed=0, failed=0, not_observed=2)
-    assert result.verdict(IDENTITY) is Verdict.NOT_OBSERVED
-    assert result.verdict(BEHAVIOUR) is Verdict.PASS
+    assert result.verdict(IDENTITY) is LevelVerdict.NOT_OBSERVED
+    assert result.verdict(BEHAVIOUR) is LevelVerdict.PASS
     assert result.levels[BEHAVIOUR].not_observed == 1
     failing = run(
         "steps:\n  - call: {name: Read}\n    expect: {stage: done, content: 'nope'}\n",
@@ -227,7 +228,7 @@ def test_assertions_on_unreported_fields_are_not_observed_and_the_rest_still_run
 def test_hello_names_unreported_fields_and_inferences_within_the_schema() -> None:
     hello = parse_hello(ReticentEngine().handle({"seq": 1, "cmd": "hello", "protocol": 1}))
     assert hello.unreported == frozenset(ReticentEngine.UNREPORTED)
-    assert hello.inferences[0]["table"] == "conformance.fake_adapter.DEDUP_TABLE"
+    assert hello.inferences[0]["table"] == "conformance.peers.fake_adapter.DEDUP_TABLE"
     bad = {**FakeEngine().handle({"seq": 1, "cmd": "hello", "protocol": 1}), "unreported": ["x"]}
     with pytest.raises(SchemaViolation, match=r"\$\.unreported\[0\]"):
         parse_hello(bad)
@@ -246,13 +247,13 @@ def test_the_console_names_unreported_fields_and_inferences(
         "id: s\ntitle: t\nspec: [A-1]\nlevel: MUST\n"
         "steps:\n  - call: {name: Read}\n    expect: {stage: done, content: 'ok: Read'}\n"
     )
-    impl = "direct:conformance.fake_adapter:ReticentEngine"
+    impl = "direct:conformance.peers.fake_adapter:ReticentEngine"
     assert main(["run", str(scenario), "--impl", impl, "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "not reported by the implementation: error_code, error_name, events.hook, stage" in out
     assert (
-        "inferred: dedup from the tool_result text through conformance.fake_adapter.DEDUP_TABLE"
-        in out
+        "inferred: dedup from the tool_result text through "
+        "conformance.peers.fake_adapter.DEDUP_TABLE" in out
     )
     assert "identity - (0/0)" in out
     assert "assertions not observed: identity 1" in out
@@ -280,9 +281,9 @@ def test_a_scenario_with_two_failing_steps_reports_both_and_the_final_checks() -
     assert "(+3 more)" in result.message
     assert result.levels[BEHAVIOUR] == LevelCount(passed=4, failed=2, not_observed=0)
     assert {level: result.verdict(level) for level in result.levels} == {
-        BEHAVIOUR: Verdict.FAIL,
-        IDENTITY: Verdict.FAIL,
-        RENDERING: Verdict.FAIL,
+        BEHAVIOUR: LevelVerdict.FAIL,
+        IDENTITY: LevelVerdict.FAIL,
+        RENDERING: LevelVerdict.FAIL,
     }
     text = describe_result(result)
     assert "step 2 [identity] stage: expected 'validate', got 'done'" in text
@@ -305,7 +306,7 @@ def test_the_deciding_levels_choose_pass_or_fail_and_the_rest_is_still_reported(
     assert run(text).outcome is Outcome.FAIL
     lenient = run(text, levels=(BEHAVIOUR,))
     assert lenient.outcome is Outcome.PASS
-    assert lenient.verdict(IDENTITY) is Verdict.FAIL
+    assert lenient.verdict(IDENTITY) is LevelVerdict.FAIL
     assert levels_of(list(lenient.mismatches)) == [("stage", IDENTITY)]
 
 
@@ -318,7 +319,7 @@ def test_run_levels_behaviour_passes_a_run_that_fails_only_in_identity(
         "id: s\ntitle: t\nspec: [A-1]\nlevel: SHOULD\n"
         "steps:\n  - call: {name: Read}\n    expect: {is_error: false, error_name: Nope}\n"
     )
-    args = ["run", str(scenario), "--impl", "direct:conformance.fake_adapter:FakeEngine"]
+    args = ["run", str(scenario), "--impl", "direct:conformance.peers.fake_adapter:FakeEngine"]
     assert main([*args, "--no-progress"]) == 1
     assert "failing scenarios: 1 SHOULD" in capsys.readouterr().out
     assert main([*args, "--no-progress", "--levels", "behaviour"]) == 0
@@ -375,9 +376,9 @@ def test_an_implementation_that_only_renders_otherwise_passes_in_behaviour() -> 
     with Runner(DirectConnector(RenderedOtherwise, options=OPTIONS), levels=(BEHAVIOUR,)) as runner:
         results = [runner.run(s) for s in scenarios]
     assert [r.outcome for r in results] == [Outcome.PASS] * 3, [r.message for r in results]
-    assert all(r.verdict(BEHAVIOUR) is Verdict.PASS for r in results)
-    assert {r.verdict(IDENTITY) for r in results} <= {Verdict.NOT_OBSERVED, Verdict.NONE}
-    assert any(r.verdict(RENDERING) is Verdict.FAIL for r in results)
+    assert all(r.verdict(BEHAVIOUR) is LevelVerdict.PASS for r in results)
+    assert {r.verdict(IDENTITY) for r in results} <= {LevelVerdict.NOT_OBSERVED, LevelVerdict.NONE}
+    assert any(r.verdict(RENDERING) is LevelVerdict.FAIL for r in results)
 
 
 # -- bad_request to a valid request ---------------------------------------------------
@@ -439,7 +440,7 @@ def failed(
 
 def test_a_baseline_reports_a_change_from_one_failure_to_another(tmp_path: Path) -> None:
     path = tmp_path / "baseline.json"
-    from conformance.baseline import save_baseline  # noqa: PLC0415
+    from conformance.analysis.baseline import save_baseline  # noqa: PLC0415
 
     before = failed((1, IDENTITY, "stage"), (None, BEHAVIOUR, "final.files.a"))
     save_baseline(path, merge_baseline(Baseline(), [before]), {"name": "x"})

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.lint import LintPaths, lint
-from conformance.registry import (
+from conformance.analysis.lint import LintPaths, lint
+from conformance.suite.registry import (
     DEFAULT_FEATURES,
     DEFAULT_SPEC,
     load_reasons,

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from conformance.checks import blocks_view, check_call, check_message, text_view
-from conformance.matchers import MISSING, Mismatch, is_matcher, match, match_events
+from conformance.suite.checks import blocks_view, check_call, check_message, text_view
+from conformance.suite.matchers import MISSING, Mismatch, is_matcher, match, match_events
 
 
 def test_a_literal_is_exact_json_equality() -> None:

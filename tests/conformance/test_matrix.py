@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from conformance.analysis.matrix import build_matrix, load_reports, matrix_markdown, scenario_status
 from conformance.cli import main
-from conformance.matrix import build_matrix, load_reports, matrix_markdown, scenario_status
 
 SPEC = """# Spec
 

@@ -17,14 +17,16 @@ from typing import Any
 
 import pytest
 
-from conformance.connectors import ConnectorOptions, connect
 from conformance.errors import AdapterTimeout
-from conformance.mcp.adapter import McpAdapter, to_protocol_content
-from conformance.mcp.client import ServerProcess
-from conformance.mcp.mapping import Unmappable, load_mapping, map_input
-from conformance.results import Outcome
-from conformance.runner import Runner
-from conformance.scenario import parse_scenario
+from conformance.peers.mcp.adapter import McpAdapter, to_protocol_content
+from conformance.peers.mcp.client import ServerProcess
+from conformance.peers.mcp.mapping import load_mapping, map_input
+from conformance.peers.peer_rules import Unmappable
+from conformance.peers.registry import connect
+from conformance.run.results import Outcome
+from conformance.run.runner import Runner
+from conformance.suite.scenario import parse_scenario
+from conformance.wire.connector import ConnectorOptions
 from reference.engine import Engine
 from reference.mcp_server import OUTCOME_META, TOOL_USE_ID_META, to_mcp_content
 

@@ -18,11 +18,12 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from conformance.connectors import ConnectorOptions, connect
-from conformance.mcp.client import ServerCrash, ServerProcess
-from conformance.results import Outcome
-from conformance.runner import Runner
-from conformance.scenario import parse_scenario
+from conformance.peers.mcp.client import ServerCrash, ServerProcess
+from conformance.peers.registry import connect
+from conformance.run.results import Outcome
+from conformance.run.runner import Runner
+from conformance.suite.scenario import parse_scenario
+from conformance.wire.connector import ConnectorOptions
 from reference.mcp_server import OUTCOME_META, SetupError, http_address, main
 
 SERVER = [sys.executable, "-m", "reference.mcp_server", "--no-settings-files"]

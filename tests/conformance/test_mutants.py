@@ -12,14 +12,13 @@ from pathlib import Path
 import pytest
 
 import reference.filestate
-import reference.tools._common
+import reference.tools.common
 import reference.tools.write
 from conformance import Runner, connect, load_scenario
 from conformance.cli import main
-from conformance.connectors import ConnectorOptions
-from conformance.mutants import MUTANTS, Mutant, MutantEngine, get_mutant, orchestrate
-from conformance.mutants.base import session_fault
-from conformance.mutants.orchestrate import (
+from conformance.instruments.mutants import MUTANTS, Mutant, MutantEngine, get_mutant, orchestrate
+from conformance.instruments.mutants.base import session_fault
+from conformance.instruments.mutants.orchestrate import (
     TARGETED,
     Killer,
     SuiteRun,
@@ -27,10 +26,11 @@ from conformance.mutants.orchestrate import (
     run_scenarios,
     targets,
 )
-from conformance.registry import DEFAULT_SCENARIOS, DEFAULT_SPEC, parse_spec
-from conformance.results import Outcome
-from conformance.scenario import load_scenarios
-from conformance.selection import cites, citing_filter
+from conformance.run.results import Outcome
+from conformance.suite.registry import DEFAULT_SCENARIOS, DEFAULT_SPEC, parse_spec
+from conformance.suite.scenario import load_scenarios
+from conformance.suite.selection import cites, citing_filter
+from conformance.wire.connector import ConnectorOptions
 
 OPTIONS = ConnectorOptions(timeout=20.0, hello_timeout=60.0)
 REQUIRED = {
@@ -141,7 +141,7 @@ def test_every_process_patch_applies_in_a_process_of_its_own() -> None:
     code = textwrap.dedent(
         """
         import sys
-        from conformance.mutants import MUTANTS
+        from conformance.instruments.mutants import MUTANTS
         modules = [m for n, m in sys.modules.items() if n.split(".")[0] == "reference"]
         for mutant in MUTANTS.values():
             if mutant.patch is None:
@@ -184,7 +184,7 @@ def test_a_process_mutant_is_killed_in_its_own_process_and_leaks_nothing() -> No
         result = runner.run(stale)
     assert result.outcome is Outcome.FAIL, result.message
     assert reference.filestate.is_stale is original
-    assert vars(reference.tools._common)["is_stale"] is original
+    assert vars(reference.tools.common)["is_stale"] is original
 
 
 # -- verdicts -----------------------------------------------------------------------
@@ -282,7 +282,7 @@ def test_a_real_process_mutant_is_killed_by_its_targeted_run() -> None:
 
 
 def original_is_stale() -> object:
-    return vars(reference.tools._common)["is_stale"]
+    return vars(reference.tools.common)["is_stale"]
 
 
 def test_an_unknown_impl_is_a_run_that_did_not_happen() -> None:

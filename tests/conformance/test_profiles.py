@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from conformance.claude_code.adapter import ClaudeCodeAdapter, played_profile
-from conformance.claude_code.install import Release
+from conformance.analysis.fidelity import Report, profile_line
+from conformance.analysis.release_diff import Unspecified, diff_markdown, diff_reports
 from conformance.cli import main
-from conformance.fidelity import Report, profile_line
-from conformance.profiles import PROFILE_NAMES, holds_under, placeholders_of, played_profiles
-from conformance.registry import DEFAULT_SPEC, parse_spec
-from conformance.release_diff import Unspecified, diff_markdown, diff_reports
-from conformance.scenario import scenario_schema
+from conformance.peers.claude_code.adapter import ClaudeCodeAdapter, played_profile
+from conformance.peers.claude_code.install import Release
+from conformance.suite.registry import DEFAULT_SPEC, parse_spec
+from conformance.suite.scenario import scenario_schema
+from conformance.wire.profiles import PROFILE_NAMES, holds_under, placeholders_of, played_profiles
 from reference.engine import Engine
 from reference.profiles import (
     DOCUMENTED,

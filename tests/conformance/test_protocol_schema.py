@@ -23,9 +23,15 @@ import pytest
 import referencing
 from referencing.jsonschema import DRAFT202012
 
-from conformance.connectors import Connector, DirectConnector, StdioConnector, connect
 from conformance.errors import SchemaViolation
-from conformance.protocol import (
+from conformance.peers.direct import DirectConnector
+from conformance.peers.registry import connect
+from conformance.peers.stdio import StdioConnector
+from conformance.run.results import Outcome
+from conformance.run.runner import Runner
+from conformance.suite.scenario import load_scenario, parse_scenario
+from conformance.wire.connector import Connector
+from conformance.wire.protocol import (
     COMMANDS,
     check_answer,
     check_call_response,
@@ -34,11 +40,8 @@ from conformance.protocol import (
     check_response,
     protocol_schema,
 )
-from conformance.results import Outcome
-from conformance.runner import Runner
-from conformance.scenario import load_scenario, parse_scenario
-from conformance.schemacheck import UnsupportedSchema, compile_predicate
 from reference.engine import Engine
+from reference.protocol.schemacheck import UnsupportedSchema, compile_predicate
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "conformance" / "scenarios"
 # Every protocol, interrupt and streaming scenario (the rarer commands and

@@ -1,4 +1,4 @@
-"""``toolconf stress`` itself (conformance/reliability), with small counts.
+"""``toolconf stress`` itself (conformance/instruments/reliability), with small counts.
 
 Each class runs against the reference adapter (where it must find what the
 reference gets right) and against ``reckless_adapter.py``, which tears
@@ -17,15 +17,16 @@ import pytest
 import yaml
 
 from conformance.cli import main
-from conformance.connectors import ConnectorOptions
 from conformance.errors import ConformanceError
-from conformance.reliability.bypass import BUILTIN, load_cases, run_bypass
-from conformance.reliability.common import DEFAULT_IMPL, adapter_argv
-from conformance.reliability.fuzz import lines, run_fuzz
-from conformance.reliability.hostile import items, run_hostile
-from conformance.reliability.kills import run_kills
-from conformance.reliability.stress import StressConfig, parse_classes
+from conformance.instruments.reliability.bypass import CASES_FILE, load_cases, run_bypass
+from conformance.instruments.reliability.common import DEFAULT_IMPL, adapter_argv
+from conformance.instruments.reliability.fuzz import lines, run_fuzz
+from conformance.instruments.reliability.hostile import items, run_hostile
+from conformance.instruments.reliability.kills import run_kills
+from conformance.instruments.reliability.stress import StressConfig, parse_classes
+from conformance.wire.connector import ConnectorOptions
 
+SHIPPED, _ = load_cases(None)
 RECKLESS = "stdio:" + shlex.join(
     [sys.executable, str(Path(__file__).with_name("reckless_adapter.py"))]
 )
@@ -106,15 +107,15 @@ def test_hostile_reports_a_fifo_hang_and_goes_on() -> None:
     assert not figures.ok
 
 
-def test_bypass_cases_load_from_a_file_or_the_builtin_list(tmp_path: Path) -> None:
+def test_bypass_cases_load_from_the_shipped_file_or_another(tmp_path: Path) -> None:
     document, source = load_cases(None)
     assert document["cases"]
-    assert source
+    assert source == str(CASES_FILE)
     custom = tmp_path / "cases.yaml"
-    custom.write_text(yaml.safe_dump({"setup": BUILTIN["setup"], "cases": BUILTIN["cases"][:2]}))
+    custom.write_text(yaml.safe_dump({"setup": SHIPPED["setup"], "cases": SHIPPED["cases"][:2]}))
     document, source = load_cases(custom)
     assert (len(document["cases"]), source) == (2, str(custom))
-    forms = {case["form"] for case in BUILTIN["cases"]}
+    forms = {case["form"] for case in SHIPPED["cases"]}
     assert forms >= {"expansion", "recursive", "compound", "symlink", "..", "~", "hard link"}
     assert forms >= {"/proc/self/root", "hook", "tool_use id", "check-then-use race"}
 
@@ -135,8 +136,8 @@ def test_stress_cli_writes_figures_and_fails_on_a_defect(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cases = tmp_path / "cases.yaml"
-    chosen = [c for c in BUILTIN["cases"] if c["id"] == "read-dotdot"]
-    cases.write_text(yaml.safe_dump({"setup": BUILTIN["setup"], "cases": chosen}))
+    chosen = [c for c in SHIPPED["cases"] if c["id"] == "read-dotdot"]
+    cases.write_text(yaml.safe_dump({"setup": SHIPPED["setup"], "cases": chosen}))
     out = tmp_path / "figures.json"
     argv = ["stress", "--impl", RECKLESS, "--only", "bypass", "--cases", str(cases)]
     status = main([*argv, "--json", str(out)])

@@ -10,7 +10,7 @@ import pytest
 from conftest import DATA, WriteScenario
 
 from conformance.errors import Problem, ScenarioLoadError
-from conformance.scenario import (
+from conformance.suite.scenario import (
     CACHE_ENV,
     CallStep,
     FsStep,
@@ -243,7 +243,7 @@ def test_a_loaded_scenario_is_cached_by_content_and_an_edit_misses(
     path = write_scenario(body)
     first = load_scenario(path)
     assert len(list(cache.rglob("*.pickle"))) == 1
-    monkeypatch.setattr("conformance.scenario.load_located", _no_parse)
+    monkeypatch.setattr("conformance.suite.scenario.load_located", _no_parse)
     assert load_scenario(path) == first  # from the cache: no YAML parsed
     path.write_text(body.replace("A sample", "Another"))
     with pytest.raises(AssertionError, match="parsed"):

@@ -13,14 +13,16 @@ from typing import Any, ClassVar
 import pytest
 from conftest import WriteScenario
 
-from conformance import sandbox as sandbox_module
-from conformance.connectors import ConnectorOptions, DirectConnector
 from conformance.errors import ScenarioError
-from conformance.fake_adapter import FakeEngine
-from conformance.results import Outcome, ScenarioResult
-from conformance.runner import Runner, run_scenario
-from conformance.sandbox import MIN_MTIME_STEP_NS, Sandbox, remove_tree
-from conformance.scenario import FinalFile, FsStep, Scenario, load_scenario, parse_scenario
+from conformance.peers.direct import DirectConnector
+from conformance.peers.fake_adapter import FakeEngine
+from conformance.run import sandbox as sandbox_module
+from conformance.run.results import Outcome, ScenarioResult
+from conformance.run.runner import Runner, run_scenario
+from conformance.run.sandbox import MIN_MTIME_STEP_NS, Sandbox
+from conformance.suite.scenario import FinalFile, FsStep, Scenario, load_scenario, parse_scenario
+from conformance.trees import remove_tree
+from conformance.wire.connector import ConnectorOptions
 
 HEAD = "id: sample\ntitle: t\nspec: [A-1]\nlevel: MUST\n"
 

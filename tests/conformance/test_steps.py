@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from conformance.errors import ProtocolError
-from conformance.sandbox import Sandbox
-from conformance.scenario import scenario_schema
-from conformance.steps import (
+from conformance.run.sandbox import Sandbox
+from conformance.suite.scenario import scenario_schema
+from conformance.suite.steps import (
     STEPS,
     CallStep,
     FsStep,

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import DATA, FAKE, fake_command
 
+from conformance.analysis.console import Progress
 from conformance.cli import main
-from conformance.console import Progress
-from conformance.results import Outcome, ScenarioResult
+from conformance.run.results import Outcome, ScenarioResult
 
 SUITE = str(DATA / "suite")
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from conformance.connectors import ConnectorOptions, DirectConnector
-from conformance.fake_adapter import FakeEngine
-from conformance.results import Outcome
-from conformance.runner import Runner
-from conformance.scenario import parse_scenario
+from conformance.peers.direct import DirectConnector
+from conformance.peers.fake_adapter import FakeEngine
+from conformance.run.results import Outcome
+from conformance.run.runner import Runner
+from conformance.suite.scenario import parse_scenario
+from conformance.wire.connector import ConnectorOptions
 
 HEAD = "id: sample\ntitle: t\nspec: [A-1]\nlevel: MUST\n"
 

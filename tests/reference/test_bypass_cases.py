@@ -1,6 +1,6 @@
-"""Every permission-bypass attempt of conformance/reliability/bypass-cases.yaml, on the reference.
+"""Every permission-bypass attempt of the stress harness's bypass cases, on the reference.
 
-Issue 12 items 1-5: each case runs in a fresh engine and sandbox; a bypass is
+Each case runs in a fresh engine and sandbox; a bypass is
 the secret or a secret file's name (or the case's ``leak`` text) in the answer, a change under
 ``secret/``, a changed setup file for a ``compound`` case (the deny rule
 ``Bash(rm:*)`` must hold), or an entry created beside the sandbox. 0 expected.
@@ -22,7 +22,9 @@ from test_open_race import Flipper
 from reference.engine import Engine
 
 REPO: Final = Path(__file__).resolve().parents[2]
-DATA: Final = yaml.safe_load((REPO / "conformance/reliability/bypass-cases.yaml").read_text())
+DATA: Final = yaml.safe_load(
+    (REPO / "conformance/instruments/reliability/bypass-cases.yaml").read_text()
+)
 SETUP: Final[dict[str, Any]] = DATA["setup"]
 CASES: Final[list[dict[str, Any]]] = DATA["cases"]
 

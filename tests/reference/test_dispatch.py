@@ -17,9 +17,9 @@ from reference import errors
 from reference.dispatch import classify_error, dispatch
 from reference.engine import Engine
 from reference.tool import Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import StrictInput
+from reference.tools.common import StrictInput
 from reference.tools.edit import EDIT_TOOL
-from reference.tools.read import READ_TOOL
+from reference.tools.read.tool import READ_TOOL
 from reference.tools.write import WRITE_TOOL
 
 
@@ -344,3 +344,23 @@ def test_a_message_finds_each_tool_and_checks_each_schema_once(
     assert response["batches"] == [["t0", "t1"]]  # both safe: one batch
     assert looked_up == ["Read", "Read"]
     assert parsed == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+
+
+def test_a_calls_path_is_expanded_once_and_carried_on_the_call(
+    call: Call, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reference-defined (FILE-PATH-1, DISP-BACKFILL-1): validation, permissions and call()
+    reuse the backfill's expansion instead of computing it again."""
+    import reference.tool as tool_module  # noqa: PLC0415  (the module whose name is patched)
+
+    seen: list[str] = []
+    original = tool_module.expand_path
+
+    def counting(path: str, *, cwd: str, home: str) -> str:
+        seen.append(path)
+        return original(path, cwd=cwd, home=home)
+
+    monkeypatch.setattr(tool_module, "expand_path", counting)
+    (tmp_path / "a.txt").write_text("one\n")
+    assert_done(call("Read", file_path="a.txt"))
+    assert seen == ["a.txt"]

@@ -35,7 +35,7 @@ from reference.engine import Engine
 from reference.observer import Change
 from reference.tool import ToolUseContext
 from reference.tools.edit import EDIT_TOOL, EditInput
-from reference.tools.read import READ_TOOL
+from reference.tools.read.tool import READ_TOOL
 
 NOT_READ_YET = "File has not been read yet. Read it first before writing to it."
 MODIFIED_SINCE_READ = (

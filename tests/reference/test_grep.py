@@ -27,12 +27,12 @@ from reference.abort import AbortSignal
 from reference.engine import Engine
 from reference.errors import RegexError, SearchTimeoutError
 from reference.tool import ToolUseContext
-from reference.tools import _grep_python, _grep_rg
-from reference.tools._grep_regex import compile_pattern
-from reference.tools._grep_search import SearchRequest
-from reference.tools.grep import ENGINE_ENV, GREP_TOOL, GrepInput, engine_name
+from reference.tools.grep import python_engine, rg_engine
+from reference.tools.grep.pattern import compile_pattern
+from reference.tools.grep.search import SearchRequest
+from reference.tools.grep.tool import ENGINE_ENV, GREP_TOOL, GrepInput, engine_name
 
-HAS_RG = _grep_rg.executable() is not None
+HAS_RG = rg_engine.executable() is not None
 NO_RG = "no rg beside this Python or on PATH: pip install -e '.[test]' installs ripgrep 14"
 ENGINES = ["python", pytest.param("rg", marks=pytest.mark.skipif(not HAS_RG, reason=NO_RG))]
 needs_rg = pytest.mark.skipif(not HAS_RG, reason=NO_RG)
@@ -129,14 +129,14 @@ def test_engine_selection(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENGINE_ENV, "bogus")
     with pytest.raises(errors.EngineError):
         engine_name()
-    monkeypatch.setattr(_grep_rg, "executable", lambda: None)
+    monkeypatch.setattr(rg_engine, "executable", lambda: None)
     for value in ("", "auto"):
         monkeypatch.setenv(ENGINE_ENV, value)
         assert engine_name() == "python"  # no rg on PATH: the Python engine
     monkeypatch.setenv(ENGINE_ENV, "rg")
     with pytest.raises(errors.EngineError):
         engine_name()  # asked for rg, none there: never silently the other engine
-    monkeypatch.setattr(_grep_rg, "executable", lambda: "/usr/bin/rg")
+    monkeypatch.setattr(rg_engine, "executable", lambda: "/usr/bin/rg")
     for value in ("", "auto", "rg", "RG"):
         monkeypatch.setenv(ENGINE_ENV, value)
         assert engine_name() == "rg"
@@ -146,9 +146,9 @@ def test_rg_is_there_and_is_the_pinned_ripgrep_14() -> None:
     """SPEC: GREP-ENGINE-1, GREP-FILES-1
 
     Loud, not 71 silent skips: the test extras install ripgrep 14, whose
-    --type-list ``_grep_types`` is generated from.
+    --type-list ``grep.file_types`` is generated from.
     """
-    rg = _grep_rg.executable()
+    rg = rg_engine.executable()
     assert rg is not None, NO_RG
     version = subprocess.run([rg, "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.startswith("ripgrep 14."), version.stdout
@@ -158,15 +158,15 @@ def test_rg_is_looked_up_beside_the_interpreter_then_on_the_engines_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SPEC: GREP-ENGINE-1"""
-    monkeypatch.setattr(_grep_rg, "_beside_interpreter", lambda: "/venv/bin/rg")
-    assert _grep_rg.executable() == "/venv/bin/rg"
-    monkeypatch.setattr(_grep_rg, "_beside_interpreter", lambda: None)
+    monkeypatch.setattr(rg_engine, "_beside_interpreter", lambda: "/venv/bin/rg")
+    assert rg_engine.executable() == "/venv/bin/rg"
+    monkeypatch.setattr(rg_engine, "_beside_interpreter", lambda: None)
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert _grep_rg.executable() is None
+    assert rg_engine.executable() is None
     fake = tmp_path / "rg"
     fake.write_text("#!/bin/sh\n", encoding="utf-8")
     fake.chmod(0o755)
-    assert _grep_rg.executable() == str(fake)
+    assert rg_engine.executable() == str(fake)
 
 
 CORPUS_WORDS = [
@@ -229,9 +229,9 @@ def run_engine(request: SearchRequest, rg: str | None) -> list[tuple[str, Any]]:
     """One engine's hits, comparable (or the error's name)."""
     try:
         if rg is None:
-            hits = _grep_python.search(request, AbortSignal())
+            hits = python_engine.search(request, AbortSignal())
         else:
-            hits = _grep_rg.search(request, AbortSignal(), rg)
+            hits = rg_engine.search(request, AbortSignal(), rg)
     except errors.ToolSystemError as exc:
         return [("error", exc.error_name)]
     if request.wants == "lines":
@@ -243,7 +243,7 @@ def run_engine(request: SearchRequest, rg: str | None) -> list[tuple[str, Any]]:
 def test_both_engines_agree_on_a_generated_corpus(tmp_path: Path) -> None:
     """SPEC: GREP-ENGINE-1, GREP-FILES-1, GREP-MATCH-1"""
     rnd = random.Random(20240611)
-    rg = _grep_rg.executable()
+    rg = rg_engine.executable()
     assert rg is not None
     names = ["a.txt", "b.py", "c.md", ".h.txt", "d/e.py", "d/f.txt", "d/g/h.js", "k.json"]
     for name in names:
@@ -802,10 +802,10 @@ def test_a_slow_rg_is_killed_at_the_timeout(
 ) -> None:
     """Reference-defined: rg runs with a bounded time, then is killed."""
     rg = fake_rg(tmp_path, "import time\ntime.sleep(30)\n")
-    monkeypatch.setattr(_grep_rg, "TIMEOUT_S", 0.3)
+    monkeypatch.setattr(rg_engine, "TIMEOUT_S", 0.3)
     request = SearchRequest(pattern="x", target=str(tmp_path), target_is_dir=True, top="/")
     with pytest.raises(SearchTimeoutError):  # GREP-TIMEOUT-1
-        _grep_rg.search(request, AbortSignal(), rg)
+        rg_engine.search(request, AbortSignal(), rg)
 
 
 def test_the_python_engine_stops_a_backtracking_search_at_its_limit(
@@ -819,7 +819,7 @@ def test_the_python_engine_stops_a_backtracking_search_at_its_limit(
 
     def run() -> None:
         try:
-            _grep_python.search(request, AbortSignal())
+            python_engine.search(request, AbortSignal())
         except BaseException as exc:
             raised.append(exc)
 
@@ -849,7 +849,7 @@ def test_an_abort_kills_rg(tmp_path: Path) -> None:
     abort.abort("user_interrupt")
     request = SearchRequest(pattern="x", target=str(tmp_path), target_is_dir=True, top="/")
     with pytest.raises(errors.CallAbortedError):
-        _grep_rg.search(request, abort, rg)
+        rg_engine.search(request, abort, rg)
 
 
 def test_an_aborted_python_search_stops(tmp_path: Path) -> None:
@@ -859,7 +859,7 @@ def test_an_aborted_python_search_stops(tmp_path: Path) -> None:
     abort.abort("user_interrupt")
     request = SearchRequest(pattern="x", target=str(tmp_path), target_is_dir=True, top="/")
     with pytest.raises(errors.CallAbortedError):
-        _grep_python.search(request, abort)
+        python_engine.search(request, abort)
 
 
 def test_rg_per_file_errors_are_not_failures(tmp_path: Path) -> None:
@@ -877,7 +877,7 @@ def test_rg_per_file_errors_are_not_failures(tmp_path: Path) -> None:
         """,
     )
     request = SearchRequest(pattern="hit", target=str(tmp_path), target_is_dir=True, top="/")
-    hits = _grep_rg.search(request, AbortSignal(), rg)
+    hits = rg_engine.search(request, AbortSignal(), rg)
     assert [(h.path, h.lines) for h in hits] == [(f"{tmp_path}/a.txt", [(1, "hit", True)])]
 
 
@@ -887,7 +887,7 @@ def test_rg_json_bytes_fields_are_decoded(tmp_path: Path) -> None:
         b'{"type":"match","data":{"path":{"bytes":"Li9h/w=="},"lines":{"bytes":"Y2Fm6SBoaXQK"},'
         b'"line_number":3}}\n'
     )
-    hits = _grep_rg.parse(stdout, "/r")
+    hits = rg_engine.parse(stdout, "/r")
     assert [(h.path, h.lines) for h in hits] == [("/r/a\udcff", [(3, "caf\ufffd hit", True)])]
 
 
@@ -976,7 +976,7 @@ def test_ripgrep_14_escapes_punctuation_and_marks_word_edges(
     compiled = compile_pattern(pattern, ignore_case=False, multiline=False)
     assert compiled.search(matches)
     assert not compiled.search(misses)
-    rg = _grep_rg.executable()
+    rg = rg_engine.executable()
     if rg is not None:
         for text, found in ((matches, True), (misses, False)):
             done = subprocess.run([rg, "-q", "--", pattern], input=text, text=True, check=False)
@@ -1004,13 +1004,13 @@ args = json.loads(sys.argv[1])
 os.sched_setaffinity(0, {args["cpu"]})
 from reference.abort import AbortSignal
 from reference.deadline import Deadline
-from reference.tools import _grep_python
-from reference.tools._grep_search import SearchRequest
+from reference.tools.grep import python_engine
+from reference.tools.grep.search import SearchRequest
 request = SearchRequest(pattern=args["pattern"], target=args["root"], target_is_dir=True,
                         top=args["root"], globs=tuple(args["globs"]))
 started = time.monotonic()
 try:
-    _grep_python.search(request, AbortSignal(), Deadline("Grep", args["limit"]))
+    python_engine.search(request, AbortSignal(), Deadline("Grep", args["limit"]))
     error = None
 except Exception as exc:
     error = type(exc).__name__

@@ -42,7 +42,7 @@ from reference.observer import Change
 from reference.registry import all_base_tools
 from reference.tool import ToolUseContext
 from reference.tools.notebook_edit import NOTEBOOK_EDIT_TOOL, NotebookEditInput
-from reference.tools.read import READ_TOOL
+from reference.tools.read.tool import READ_TOOL
 
 NOT_READ_YET = "File has not been read yet. Read it first before writing to it."
 MODIFIED_SINCE_READ = (

@@ -24,7 +24,7 @@ DECISION = "reference.permissions.decision"
 RULE_LIBRARY = ("rules", "bash_rules", "session_rules", "directories", "tool_paths")
 BELOW_THE_DECISION = sorted(
     [
-        *(REFERENCE / "tools").glob("*.py"),
+        *(REFERENCE / "tools").rglob("*.py"),
         REFERENCE / "permissions" / "checks.py",
         *(REFERENCE / "permissions" / f"{name}.py" for name in RULE_LIBRARY),
     ]
@@ -82,8 +82,10 @@ def test_the_scan_sees_every_form_of_import(source: str) -> None:
 def test_the_scan_covers_the_tools_and_the_checks() -> None:
     """Reference-defined: the layer tests see the tools, the checks and a real import."""
     assert REFERENCE / "permissions" / "checks.py" in BELOW_THE_DECISION
-    assert REFERENCE / "tools" / "read.py" in BELOW_THE_DECISION
-    assert "reference.permissions.checks" in imported_modules(REFERENCE / "tools" / "read.py")
+    assert REFERENCE / "tools" / "read" / "tool.py" in BELOW_THE_DECISION
+    assert "reference.permissions.checks" in imported_modules(
+        REFERENCE / "tools" / "read" / "tool.py"
+    )
 
 
 @pytest.mark.parametrize("path", BELOW_THE_DECISION, ids=module_name)

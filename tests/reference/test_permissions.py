@@ -31,7 +31,7 @@ from reference.permissions.decision import (
     Classifier,
     HookDecision,
     PermissionDecision,
-    Verdict,
+    RuleVerdict,
     decide,
     is_read_only,
 )
@@ -40,9 +40,9 @@ from reference.permissions.session_rules import READ_RULES, matching_deny_rule
 from reference.session import Session
 from reference.settings import SOURCES, Settings
 from reference.tool import McpInfo, PermissionCheck, Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import StrictInput
+from reference.tools.common import StrictInput
 from reference.tools.edit import EDIT_TOOL
-from reference.tools.read import READ_TOOL
+from reference.tools.read.tool import READ_TOOL
 from reference.tools.write import WRITE_TOOL
 
 Events = list[dict[str, Any]]
@@ -146,7 +146,7 @@ class World:
             events=events,
         )
         parsed = tool.input_model.model_validate(tool_input)
-        observable = tool.backfill_observable_input(tool_input, ctx.cwd, session.home)
+        observable = tool.backfill_observable_input(tool_input, ctx.expand)
         decision = decide(
             tool=tool,
             parsed_input=parsed,
@@ -1195,11 +1195,11 @@ def test_auto_classifier_allows_edits_inside_the_root_only(world: World) -> None
 
 
 class FixedClassifier:
-    def __init__(self, verdict: Verdict) -> None:
+    def __init__(self, verdict: RuleVerdict) -> None:
         self.verdict = verdict
         self.calls: list[str] = []
 
-    def classify(self, *, tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> Verdict:
+    def classify(self, *, tool: Tool, parsed_input: BaseModel, ctx: ToolUseContext) -> RuleVerdict:
         self.calls.append(tool.name)
         return self.verdict
 

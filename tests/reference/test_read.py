@@ -28,7 +28,7 @@ from refsupport import (
 
 from reference import fileio, results, tokens
 from reference.engine import Engine
-from reference.tools import read
+from reference.tools.read import tool as read
 
 DEDUP_STUB = (
     "File unchanged since last read. The content from the earlier Read tool_result in this "

@@ -16,7 +16,7 @@ from PIL import Image
 from refsupport import Call, assert_done, assert_refused, error_text, record_of
 
 from reference.engine import Engine
-from reference.tools import read_image
+from reference.tools.read import image as read_image
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 IMAGES = FIXTURES / "images"

@@ -20,7 +20,7 @@ from refsupport import (
 
 from reference import fileio, tokens
 from reference.engine import Engine
-from reference.tools import read_notebook
+from reference.tools.read import notebook as read_notebook
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 NOTEBOOKS = FIXTURES / "notebooks"

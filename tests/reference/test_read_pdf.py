@@ -21,7 +21,7 @@ from refsupport import (
 
 from reference import errors, fileio
 from reference.engine import Engine
-from reference.tools import read_pdf
+from reference.tools.read import pdf as read_pdf
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PDFS = FIXTURES / "pdf"

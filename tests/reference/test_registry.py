@@ -33,8 +33,8 @@ from reference.registry import (
 from reference.session import Session
 from reference.settings import Settings
 from reference.tool import Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import JsonInt, StrictInput
-from reference.tools.read import READ_TOOL
+from reference.tools.common import JsonInt, StrictInput
+from reference.tools.read.tool import READ_TOOL
 
 
 class NoInput(StrictInput):

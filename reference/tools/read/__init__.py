@@ -1,0 +1,1 @@
+"""Read: the tool (``tool``) and its readers of images, PDFs and notebooks."""

@@ -1,0 +1,357 @@
+"""Read: text files with line numbers, the size and token gates, and dedup.
+
+SPEC.md section 12. The order of work in ``call`` is what makes the gates
+cheap: dedup decides from one ``stat`` (READ-DEDUP-2), the size gate from the
+same ``stat`` (READ-SIZE-1), and only then is the text read.
+
+Images, PDFs and notebooks (section 16) are routed here by kind (IMG-DETECT-1)
+to ``read.image``, ``read.pdf`` and ``read.notebook``; a file small enough to
+pass the size gate is read once, whole, and its kind comes from those bytes, a
+bigger one's from its first bytes alone.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+import stat as statmod
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+from pydantic import Field
+
+from reference import errors, fileio, paths, text, tokens
+from reference.filestate import ReadRecord
+from reference.permissions.checks import check_read_permissions
+from reference.permissions.session_rules import READ_RULES, matching_deny_rule
+from reference.permissions.tool_paths import file_path_of
+from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
+from reference.tools.common import (
+    JsonInt,
+    StrictInput,
+    check_path_syntax,
+)
+from reference.tools.read import image as read_image
+from reference.tools.read import notebook as read_notebook
+from reference.tools.read import pdf as read_pdf
+
+NAME: Final = "Read"
+DEFAULT_LIMIT: Final = 2000  # READ-RANGE-2
+MAX_WHOLE_FILE_BYTES: Final = 256 * 1024  # READ-SIZE-1
+BINARY_SNIFF_BYTES: Final = 8192  # READ-BINARY-1
+HEAD_BYTES: Final = 16  # IMG-DETECT-1: the longest signature is 12 bytes (WebP, HEIC, AVIF)
+EMPTY_FORMS: Final = frozenset({b"", b"\xef\xbb\xbf", b"\xff\xfe"})  # READ-EMPTY-1
+DEDUP_STUB: Final = (  # READ-DEDUP-1
+    "File unchanged since last read. The content from the earlier Read tool_result in this "
+    "conversation is still current \u2014 refer to that instead of re-reading."
+)
+DEDUP_HIT: Final = MappingProxyType({"dedup": True})
+MALWARE_REMINDER: Final = (  # READ-REMINDER-1
+    "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be "
+    "considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. "
+    "But you MUST refuse to improve or augment the code. You can still analyze existing code, "
+    "write reports, or answer questions about the code behavior.\n</system-reminder>\n"
+)
+
+
+class ReadInput(StrictInput):
+    file_path: str = Field(description="The absolute path to the file to read")
+    offset: JsonInt | None = Field(default=None, ge=1, description="1-based line to start at")
+    limit: JsonInt | None = Field(default=None, ge=1, description="Number of lines to read")
+    pages: str | None = Field(default=None, description="PDF page range, e.g. '1-5'")
+
+
+def resolve_existing(path: str, *, retry: bool = True) -> tuple[str, fileio.Stat]:
+    """The expanded ``path`` and its stat; the thin-space twin when only it exists.
+
+    READ-THINSPACE-1, unless ``retry`` is false (the session's profile does not
+    retry). One ``stat`` in the common case.
+    """
+    st = fileio.stat(path)
+    if st.kind is fileio.FileKind.MISSING and retry:
+        twin = paths.thin_space_alternative(path)
+        if twin is not None:
+            twin_st = fileio.stat(twin)
+            if twin_st.kind is not fileio.FileKind.MISSING:
+                return twin, twin_st
+    return path, st
+
+
+class Kind(enum.Enum):
+    """What Read makes of a file (IMG-DETECT-1); binary files are refused as text."""
+
+    TEXT = "text"
+    IMAGE = "image"
+    PDF = "pdf"
+    NOTEBOOK = "notebook"
+
+
+def detect_kind(path: str, head: bytes) -> tuple[Kind, read_image.ImageFormat | None]:
+    """IMG-DETECT-1, in its order, from the name and the first bytes (or all of them).
+
+    ``head`` is the whole file or at least its first ``HEAD_BYTES`` bytes.
+    """
+    if head in EMPTY_FORMS:  # READ-EMPTY-1: empty, or only a byte order mark
+        return Kind.TEXT, None
+    image = read_image.image_format(head)
+    if image is not None:  # by the bytes, whatever the name
+        return Kind.IMAGE, image
+    if read_pdf.is_pdf(path, head):
+        return Kind.PDF, None
+    if read_notebook.is_notebook(path):
+        return Kind.NOTEBOOK, None
+    return Kind.TEXT, None
+
+
+def _is_pdf_file(path: str, st: fileio.Stat) -> bool:
+    if st.kind is not fileio.FileKind.REGULAR:  # /dev/null reads as an empty text file
+        return False
+    return detect_kind(path, fileio.read_head(path, HEAD_BYTES))[0] is Kind.PDF
+
+
+def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
+    """READ-VALIDATE-1: the table of SPEC.md 12.2, in order."""
+    check_path_syntax(inp.file_path)
+    path = ctx.expand(inp.file_path)
+    if path in paths.BLOCKED_DEVICE_PATHS:  # READ-DEVICE-1: by name, before any stat
+        raise errors.BlockedDevicePathError(
+            f"Cannot read {path}: it is a device that never ends or waits for input."
+        )
+    path, st = resolve_existing(path, retry=ctx.session.profile.thin_space_retry)
+    rule = matching_deny_rule(ctx.session, path, READ_RULES)
+    if rule is not None:
+        raise errors.ReadDeniedError(
+            f"File is covered by a Read deny rule in your permission settings ({rule.text}) "
+            "and cannot be read."
+        )
+    kind = st.kind
+    if kind is fileio.FileKind.MISSING:  # READ-MISSING-1
+        raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
+    if kind in (fileio.FileKind.DIRECTORY, fileio.FileKind.OTHER):  # READ-KIND-1
+        what = "a directory" if kind is fileio.FileKind.DIRECTORY else "not a regular file"
+        raise errors.NotARegularFileError(
+            f"Cannot read {path}: it is {what}. Read only reads files."
+        )
+    if inp.pages is not None:  # READ-VALIDATE-1 code 7
+        # PDF-PAGES-1 and PDF-PAGES-2 hold whatever the file's kind; on a file
+        # that is not a PDF a well-formed pages is then ignored.
+        pages = read_pdf.parse_pages(inp.pages)
+        read_pdf.check_range_length(inp.pages, pages)
+
+
+def format_lines(lines: list[str], start: int) -> str:
+    """READ-FORMAT-1 and READ-LINE-3: ``N<TAB>line``, the number unpadded, no line cut."""
+    return "\n".join([f"{number}\t{line}" for number, line in enumerate(lines, start)])
+
+
+def split_lines(content: str) -> list[str]:
+    """READ-FORMAT-1: the pieces between ``\n`` (``\r\n`` first turned into ``\n``).
+
+    A final line ending starts one more, empty line, and an empty text is one
+    empty line (READ-EMPTY-1), as Claude Code 2.1.88 counts them.
+    """
+    return text.to_lf(content).split("\n")
+
+
+def is_partial(lines: list[str], offset: int, shown: int) -> bool:
+    """STATE-PARTIAL-1: some text of the file lies outside the view of ``shown`` lines.
+
+    The empty line after a final line ending holds no text, nor does a file
+    with no text at all (READ-EMPTY-1, whatever the offset).
+    """
+    last = len(lines) - 1 if len(lines) > 1 and lines[-1] == "" else len(lines)
+    has_text = len(lines) > 1 or lines[0] != ""
+    return has_text and (offset > 1 or offset - 1 + shown < last)
+
+
+def _dedup_record(ctx: ToolUseContext, path: str, offset: int, limit: int) -> ReadRecord | None:
+    """READ-DEDUP-1, READ-DEDUP-4: the Read record of this very range, when dedup is on."""
+    if not ctx.session.dedup_enabled:
+        return None
+    record = ctx.session.read_state.get(path)
+    if record is None or record.offset != offset or record.limit != limit:
+        return None
+    if record.turn == ctx.session.turn:  # READ-DEDUP-5: made in this very message
+        return None
+    return record if record.source == "read" else None  # READ-DEDUP-3: not Write, Edit
+
+
+def _dedup_hit(ctx: ToolUseContext, path: str, offset: int, limit: int) -> bool:
+    """READ-DEDUP-1, READ-DEDUP-2: a matching record, and one ``stat`` shows the same regular file.
+
+    The ``stat`` is made only when a record matches, straight from ``os``: this
+    is the whole of a hit's work, so it is kept to the floor a hit can reach.
+    """
+    record = _dedup_record(ctx, path, offset, limit)
+    if record is None:
+        return False
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    # READ-DEDUP-1: the modification time alone decides, as the seeds say; the size is not compared.
+    return st.st_mtime_ns == record.mtime_ns and statmod.S_ISREG(st.st_mode)
+
+
+def _unchanged(path: str) -> ToolResult:
+    """READ-DEDUP-1: the stub's data; ``map_result`` turns it into DEDUP_STUB."""
+    return ToolResult({"type": "file_unchanged", "file": {"filePath": path}}, (), None, DEDUP_HIT)
+
+
+def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
+    offset = inp.offset or 1  # READ-RANGE-1: 1-based, line 1 without offset
+    limit = inp.limit or DEFAULT_LIMIT
+    expanded = ctx.expand(inp.file_path)
+    if _dedup_hit(ctx, expanded, offset, limit):  # READ-DEDUP-2: before anything else
+        return _unchanged(expanded)
+    path, st = resolve_existing(expanded, retry=ctx.session.profile.thin_space_retry)
+    if path != expanded and _dedup_hit(ctx, path, offset, limit):  # the thin-space twin
+        return _unchanged(path)
+    if st.kind is fileio.FileKind.DEV_NULL:  # READ-EMPTY-1: one empty line
+        shown_null = [""][offset - 1 : offset - 1 + limit]
+        return _text_result(path, shown_null, offset, 1)
+    if st.kind is not fileio.FileKind.REGULAR:
+        raise errors.FileVanishedError(f"{path} is no longer a regular file.")
+    # A file that passes the size gate is read once; a bigger one shows its kind by its head.
+    data = fileio.read_bytes(path) if st.size <= MAX_WHOLE_FILE_BYTES else None
+    head = data if data is not None else fileio.read_head(path, HEAD_BYTES)
+    kind, image = detect_kind(path, head)
+    if image is not None:  # IMG-DETECT-1
+        whole = data if data is not None else fileio.read_bytes(path)
+        return read_image.read(path, whole, image, ctx.session.max_read_tokens)
+    if kind is Kind.PDF:
+        return read_pdf.read(path, st.size, data, inp.pages)
+    if kind is Kind.NOTEBOOK:
+        return read_notebook.read(ctx, path, st, data, (offset, limit))
+    unbounded = inp.limit is None  # READ-SIZE-2: only a limit lifts the size gate
+    if unbounded and st.size > MAX_WHOLE_FILE_BYTES:  # READ-SIZE-1: stat alone decides
+        raise errors.MaxFileReadSizeExceededError(
+            f"File content ({st.size} bytes) exceeds maximum allowed size "
+            f"({MAX_WHOLE_FILE_BYTES} bytes). Use offset and limit parameters to read "
+            "specific portions of the file, or search for specific content instead."
+        )
+    # READ-BINARY-1, READ-BINARY-2: from the first bytes alone, before the rest is read
+    _refuse_binary(path, data if data is not None else fileio.read_head(path, BINARY_SNIFF_BYTES))
+    if data is None:
+        data = fileio.read_bytes(path)
+    encoding = text.detect_encoding(data)
+    content = text.decode(data, encoding)
+    del data  # TOK-BOUND-1: the bytes are not held beside the text while the view is gated
+    lines = split_lines(content)
+    total = len(lines)
+    shown = lines[offset - 1 : offset - 1 + limit]
+    result = _text_result(path, shown, offset, total)
+    # READ-TOKENS-1, TOK-GATE-1: the view's text, without prefixes or reminder
+    _enforce_token_cap(result.data["file"]["content"], ctx.session.max_read_tokens)
+    partial = is_partial(lines, offset, len(shown))  # STATE-PARTIAL-1, READ-EMPTY-1
+    ctx.session.read_state.set(  # STATE-UPDATE-2: only once every check has passed
+        path,
+        ReadRecord(
+            text=content,
+            mtime_ns=st.mtime_ns,
+            size=st.size,
+            offset=offset,
+            limit=limit,
+            partial=partial,
+            source="read",
+            turn=ctx.session.turn,  # READ-DEDUP-5
+        ),
+    )
+    return result
+
+
+def _refuse_binary(path: str, head: bytes) -> None:
+    """READ-BINARY-1: a NUL in the first 8192 bytes, without a UTF-16LE mark, is binary.
+
+    READ-BINARY-2: ``head`` is those bytes alone, so a huge (or sparse) file is
+    refused without reading the rest of it.
+    """
+    head = head[:BINARY_SNIFF_BYTES]
+    if text.detect_encoding(head) is text.Encoding.UTF16LE or b"\x00" not in head:
+        return
+    unsupported = read_image.unsupported_format(head)
+    if unsupported is not None:  # IMG-UNSUPPORTED-1
+        raise read_image.unsupported_error(unsupported)
+    raise errors.BinaryFileError(  # READ-BINARY-1
+        f"{path} is a binary file and cannot be read as text. "
+        "Use a tool suited to its format instead."
+    )
+
+
+def _enforce_token_cap(view: str, cap: int) -> None:
+    """TOK-GATE-2: over the cap is an error, never a truncation."""
+    decision = tokens.gate(view, cap)
+    if decision.passed:
+        return
+    amount = decision.amount(cap)  # TOK-GATE-2, TOK-BOUND-1
+    raise errors.MaxFileReadTokenExceededError(
+        f"File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset and "
+        "limit parameters to read specific portions of the file, or search for specific "
+        "content instead of reading the whole file."
+    )
+
+
+def _text_result(path: str, shown: list[str], offset: int, total: int) -> ToolResult:
+    """READ-OUTPUT-1."""
+    return ToolResult(
+        data={
+            "type": "text",
+            "file": {
+                "filePath": path,
+                "content": "\n".join(shown),
+                "numLines": len(shown),
+                "startLine": offset,
+                "totalLines": total,
+            },
+        }
+    )
+
+
+def map_result(data: Mapping[str, Any]) -> ResultContent:
+    kind = data["type"]
+    if kind == "file_unchanged":
+        return DEDUP_STUB
+    if kind == "image":
+        return read_image.to_blocks(data)  # IMG-BLOCK-1
+    if kind == "pdf":
+        return read_pdf.to_blocks(data)  # PDF-SEND-1
+    if kind == "notebook":
+        return read_notebook.to_blocks(data)  # NB-RENDER-1, NB-OUTPUT-1
+    file = data["file"]
+    if file["content"] == "":  # READ-OFFSET-1, READ-EMPTY-1: a view with no text
+        return (
+            "<system-reminder>Warning: the file exists but is shorter than the provided "
+            f"offset ({file['startLine']}). The file has {file['totalLines']} lines."
+            "</system-reminder>"
+        )
+    # READ-FORMAT-1, READ-REMINDER-1
+    return format_lines(file["content"].split("\n"), file["startLine"]) + MALWARE_REMINDER
+
+
+READ_TOOL: Final[Tool[ReadInput]] = build_tool(
+    name=NAME,
+    input_model=ReadInput,
+    call=call,
+    validate_input=validate_input,
+    description="Reads a file from the local filesystem.",
+    error_codes={
+        errors.InvalidPathError: 1,
+        errors.UncPathError: 2,
+        errors.ReadDeniedError: 3,
+        errors.BlockedDevicePathError: 4,
+        errors.FileDoesNotExistError: 5,
+        errors.NotARegularFileError: 6,
+        errors.InvalidPagesError: 7,
+    },
+    is_concurrency_safe=lambda _inp: True,
+    is_read_only=lambda _inp: True,
+    map_result=map_result,
+    max_result_size_chars=math.inf,  # RES-PERSIST-2: Read's output is the file itself
+    path_fields=("file_path",),
+    get_path=file_path_of,
+    path_rules="read",
+    classifier_input=lambda inp: inp.file_path,
+    check_permissions=check_read_permissions,  # PERM-READ-1
+)
