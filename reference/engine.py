@@ -101,6 +101,11 @@ class Engine(ProtocolServer):
         cwd = spec.get("cwd", root)
         if not os.path.isabs(cwd):
             raise BadRequest("session.cwd must be an absolute path")
+        home = spec.get("home")
+        env_home = (spec.get("env") or {}).get("HOME") if home is None else None
+        for name, value in (("cwd", cwd), ("home", home), ("env.HOME", env_home)):
+            if isinstance(value, str) and "\0" in value:  # PROTO-BEGIN-4: no path holds one
+                raise BadRequest(f"session.{name} holds a NUL character, which no path can")
         # PROTO-BEGIN-1: unknown sources are ignored, whatever they hold
         settings = {name: v for name, v in (spec.get("settings") or {}).items() if name in SOURCES}
         session_dir = spec.get("session_dir")
@@ -122,7 +127,7 @@ class Engine(ProtocolServer):
             env=spec.get("env") or {},
             settings=Settings(by_source=settings),
             session_dir=session_dir,
-            home=spec.get("home"),
+            home=home,
             prompt=spec.get("prompt", "deny"),
             test_tools=spec.get("test_tools") is True,
             profile=profile,
