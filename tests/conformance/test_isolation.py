@@ -111,7 +111,10 @@ def home_at(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 @needs_isolation
 def test_a_broken_adapter_cannot_replace_dev_null_or_write_the_real_home(home_at: str) -> None:
-    """SPEC: PROTO-ISOLATE-1: wherever the real home lives, the temporary directory included."""
+    """SPEC: PROTO-ISOLATE-1
+
+    Wherever the real home lives, the temporary directory included.
+    """
     home = real_home()
     assert home is not None
     canary = home / f"toolconf-canary-{uuid.uuid4().hex}"
@@ -133,10 +136,11 @@ def test_a_broken_adapter_cannot_replace_dev_null_or_write_the_real_home(home_at
 
 
 def test_the_deeper_path_decides_whether_it_is_writable(tmp_path: Path) -> None:
-    """SPEC: PROTO-ISOLATE-1: the real home is read-only under the writable temporary directory.
+    """SPEC: PROTO-ISOLATE-1
 
-    The mounts are made shallowest first; a path both read-only and
-    writable stays writable, and a mount that changes nothing is not made.
+    The real home is read-only under the writable temporary directory. The
+    mounts are made shallowest first; a path both read-only and writable
+    stays writable, and a mount that changes nothing is not made.
     """
     tmp, home, private = tmp_path / "tmp", tmp_path / "tmp" / "home", tmp_path / "tmp" / "impl"
     inner = tmp_path / "home2" / "tmp"

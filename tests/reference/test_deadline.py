@@ -24,7 +24,10 @@ def test_work_that_ends_in_time_gives_its_value_or_its_error() -> None:
 
 
 def test_work_past_the_limit_is_left_behind_at_the_limit() -> None:
-    """SPEC: GREP-TIMEOUT-1, GLOB-TIMEOUT-1: the wait ends at the limit, whatever the work does."""
+    """SPEC: GREP-TIMEOUT-2, GLOB-TIMEOUT-2
+
+    The wait ends at the limit, whatever the work does.
+    """
     release = threading.Event()
     started = time.monotonic()
     with pytest.raises(SearchTimeoutError, match=r"Glob ran longer than 0\.3 s"):
@@ -35,7 +38,10 @@ def test_work_past_the_limit_is_left_behind_at_the_limit() -> None:
 
 
 def test_a_match_past_the_limit_is_a_search_timeout() -> None:
-    """SPEC: GREP-TIMEOUT-1: ``regex``'s TimeoutError becomes the coded SearchTimeoutError."""
+    """SPEC: GREP-TIMEOUT-1
+
+    ``regex``'s TimeoutError becomes the coded SearchTimeoutError.
+    """
     backtracking = regex.compile("(a|aa)+$")
     deadline = Deadline("Grep", 0.2)
     with pytest.raises(SearchTimeoutError):

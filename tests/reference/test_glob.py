@@ -482,10 +482,11 @@ def test_a_backtracking_glob_answers(tmp_path: Path, call: Call) -> None:
 def test_a_backtracking_gitignore_line_is_stopped_at_the_limit(
     tmp_path: Path, begin: Begin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SPEC: GLOB-TIMEOUT-1, GLOB-IGNORE-1: the ignore file's lines are matched within the limit.
+    """SPEC: GLOB-TIMEOUT-2, GLOB-IGNORE-1
 
-    The line backtracks for minutes against a name of 40 ``a``; the Glob
-    answers SearchTimeoutError within a second of its limit.
+    The ignore file's lines are matched within the limit: a line that
+    backtracks for minutes against a name of 40 ``a`` gets the Glob
+    answered SearchTimeoutError within a second of its limit.
     """
     (tmp_path / ("a" * 40)).write_text("x\n")
     (tmp_path / ".gitignore").write_text("{*a,a*,?}" * 16 + "[!a]\n", encoding="utf-8")

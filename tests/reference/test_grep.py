@@ -993,7 +993,7 @@ def test_a_binary_file_searched_alone_gives_ripgreps_notice(
     assert text(call, "absent", path="blob.bin", output_mode="content") == "No matches found"
 
 
-# --- the limit on the wall clock (GREP-TIMEOUT-1) ----------------------------------------
+# --- the limit on the wall clock (GREP-TIMEOUT-2) ----------------------------------------
 
 CATASTROPHIC_GLOB = "{*a,a*,?}" * 16 + "[!a]"
 """A glob that backtracks for minutes against a name of 40 ``a``, on ``re`` and ``regex`` alike."""
@@ -1044,7 +1044,7 @@ def _search_on_a_busy_cpu(root: Path, pattern: str, globs: list[str], limit: flo
 def test_the_python_engine_answers_at_its_limit_on_the_wall_clock_under_load(
     tmp_path: Path, case: str
 ) -> None:
-    """SPEC: GREP-TIMEOUT-1
+    """SPEC: GREP-TIMEOUT-2, GREP-TIMEOUT-1
 
     ``regex``'s own timeout counts processor time: with a third of a CPU a
     match given 1 s ran 3 s. A backtracking pattern, ``glob`` or ignore-file
@@ -1066,7 +1066,10 @@ def test_the_python_engine_answers_at_its_limit_on_the_wall_clock_under_load(
 def test_a_backtracking_glob_is_stopped_at_the_limit(
     tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
-    """SPEC: GREP-TIMEOUT-1, GREP-FILES-1: a glob is matched within the search's limit too."""
+    """SPEC: GREP-TIMEOUT-2, GREP-FILES-1
+
+    A glob is matched within the search's limit too.
+    """
     make(tmp_path, {"a" * 40: "x\n"})
     monkeypatch.setenv(ENGINE_ENV, "python")
     monkeypatch.setattr(deadline, "SEARCH_TIMEOUT_S", 0.5)

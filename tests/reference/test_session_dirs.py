@@ -30,7 +30,10 @@ def test_a_live_directory_stays_and_a_dead_one_goes(tmp_path: Path) -> None:
 
 
 def test_what_is_not_a_locked_directory_of_this_user_is_never_touched(tmp_path: Path) -> None:
-    """SPEC: PROTO-END-2: being made, made without a lock, or a link: left alone."""
+    """SPEC: PROTO-END-2
+
+    Being made, made without a lock, or a link: left alone.
+    """
     being_made = tmp_path / f"{session_dirs.PREFIX}made"
     being_made.mkdir()
     (being_made / ".owner.lock.new").write_text("")  # made, not yet locked and placed
