@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +152,43 @@ def test_begin_creates_a_missing_session_dir(tmp_path: Path) -> None:
     assert session_dir.is_dir()
 
 
+def test_a_session_dir_that_cannot_be_a_directory_is_a_bad_request(tmp_path: Path) -> None:
+    """SPEC: PROTO-BEGIN-4, PROTO-BAD-1, PROTO-SEQ-1
+
+    A file, a device, a FIFO, a path under a file and an unencodable name
+    each get a coded refusal, never ``internal``; what was there is left
+    as it was, and the adapter goes on serving.
+    """
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "file").write_text("kept\n")
+    os.mkfifo(tmp_path / "fifo")
+    bad = [
+        str(tmp_path / "file"),
+        "/dev/null",
+        str(tmp_path / "fifo"),
+        str(tmp_path / "file" / "below"),
+        str(tmp_path / "nul\0name"),
+        str(tmp_path / "lone\ud800"),
+    ]
+    lines = [
+        request(n, "begin", session={"root": str(root), "session_dir": d})
+        for n, d in enumerate(bad)
+    ]
+    good = request(
+        len(bad), "begin", session={"root": str(root), "session_dir": str(tmp_path / "s")}
+    )
+    answers, status = run_adapter(*lines, good)
+    assert status == 0
+    assert [answer["seq"] for answer in answers] == list(range(len(bad) + 1))
+    kinds = [answer.get("error", {}).get("kind") for answer in answers]
+    assert kinds == ["bad_request"] * len(bad) + [None], answers
+    assert all("session_dir" in answer["error"]["message"] for answer in answers[:-1])
+    assert (tmp_path / "file").read_text() == "kept\n"
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
 def run_adapter_bytes(data: bytes) -> tuple[list[bytes], int]:
     """Feed raw ``data`` to a fresh adapter, close stdin; its answer lines as bytes, and status."""
     with subprocess.Popen(
@@ -268,7 +307,7 @@ def test_a_message_whose_call_fails_inside_the_engine_is_answered(
 class _Adapter:
     """One live adapter process, spoken to a line at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "reference.adapter"],
             stdin=subprocess.PIPE,
@@ -276,6 +315,7 @@ class _Adapter:
             stderr=subprocess.DEVNULL,
             text=True,
             encoding="utf-8",
+            env=env,
         )
         self.seq = 0
 
@@ -347,3 +387,69 @@ def test_two_adapters_editing_one_file_never_lose_an_edit(tmp_path: Path) -> Non
             adapter.close()
     assert lost == [], f"{len(lost)} of 40 rounds lost an edit answered done"
     assert done >= 40  # at least one edit of every round went through
+
+
+def test_a_start_removes_the_session_dirs_of_killed_adapters_and_no_other(tmp_path: Path) -> None:
+    """SPEC: PROTO-END-2, PROTO-BEGIN-2, PROTO-END-1
+
+    Real adapters begun without ``session_dir`` (each makes a temporary one
+    and keeps a file history in it) are SIGKILLed; a new adapter's start
+    removes their directories, but not a live adapter's, nor a directory
+    without an owner lock; and it finishes a removal left as trash.
+    """
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    root = tmp_path / "root"
+    root.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+
+    def begun(n: int) -> tuple[_Adapter, Path]:
+        before = set(tmp.iterdir())
+        adapter = _Adapter(env)
+        adapter.send("begin", session={"root": str(root), "prompt": "allow"})
+        assert adapter.answer() == {"seq": 1, "ok": True}
+        path = root / f"f{n}.txt"
+        path.write_text("old\n")
+        read = {"id": "r", "name": "Read", "input": {"file_path": str(path)}}
+        edit = {"file_path": str(path), "old_string": "old", "new_string": "new"}
+        adapter.send("call", tool_use=read)
+        adapter.answer()
+        adapter.send("call", tool_use={"id": "e", "name": "Edit", "input": edit})
+        assert adapter.answer()["outcome"]["stage"] == "done"
+        (made,) = set(tmp.iterdir()) - before
+        assert made.name.startswith("toolsys-session-")
+        return adapter, made
+
+    killed = [begun(n) for n in range(3)]
+    live, live_dir = begun(3)
+    unlocked = tmp / "toolsys-session-without-lock"
+    (unlocked / "file-history").mkdir(parents=True)
+    trash = tmp / "toolsys-trash-cut-short"
+    (trash / "file-history").mkdir(parents=True)
+    fresh = None
+    try:
+        for adapter, _ in killed:
+            adapter.proc.kill()
+            adapter.proc.wait(timeout=ADAPTER_TIMEOUT_S)
+        assert all(path.is_dir() for _, path in killed)  # a kill removes nothing
+        fresh = _Adapter(env)
+        fresh.send("hello", protocol=1)
+        assert fresh.answer()["protocol"] == 1
+        deadline = time.monotonic() + 30
+        while any(p.exists() for _, p in killed) or trash.exists():
+            assert time.monotonic() < deadline, sorted(p.name for p in tmp.iterdir())
+            time.sleep(0.05)
+        assert (live_dir / ".owner.lock").is_file()
+        assert unlocked.is_dir()
+        live.send("tools")
+        assert "tools" in live.answer()  # the live session still serves
+    finally:
+        live.close()
+        if fresh is not None:
+            fresh.close()
+        for adapter, _ in killed:
+            for stream in (adapter.proc.stdin, adapter.proc.stdout):
+                if stream is not None:
+                    stream.close()
+    assert not live_dir.exists()  # its own end removed it (PROTO-END-1)
+    assert sorted(p.name for p in tmp.iterdir()) == [unlocked.name]

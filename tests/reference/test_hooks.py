@@ -24,6 +24,7 @@ from typing import Any, Final
 import pytest
 
 from reference import hooks
+from reference.engine import Engine
 from reference.events import EventLog
 from reference.hook_matcher import matcher_matches
 from reference.hooks import (
@@ -414,6 +415,35 @@ def test_pre_tool_use_input_has_every_field(tmp_path: Path) -> None:
         "tool_input": tool_input,
         "tool_use_id": "toolu_1",
     }
+
+
+def test_lone_surrogates_reach_the_hook_as_escapes_in_valid_utf8(tmp_path: Path) -> None:
+    """SPEC: HOOK-INPUT-2, HOOK-INPUT-1, PROTO-INTERNAL-1
+
+    Through the engine, as a request carrying ``\\ud800`` escapes arrives:
+    the call is served (not answered ``internal``), the hook ran, and its
+    input decodes strictly to the very strings sent.
+    """
+    record = tmp_path / "input.json"
+    settings = {"projectSettings": {"hooks": {PRE: [group(fx("record_input.py", record))]}}}
+    engine = Engine()
+    spec = {
+        "root": str(tmp_path),
+        "prompt": "allow",
+        "settings": settings,
+        "session_dir": str(tmp_path / "session-dir"),
+    }
+    assert engine.handle({"seq": 1, "cmd": "begin", "session": spec}) == {"seq": 1, "ok": True}
+    tool_use_id = "t\udc80é\ud800"
+    tool_input = {"pattern": "\udfff*.txt", "path": str(tmp_path)}
+    use = {"type": "tool_use", "id": tool_use_id, "name": "Glob", "input": tool_input}
+    answer = engine.handle({"seq": 2, "cmd": "call", "tool_use": use})
+    assert "error" not in answer, answer
+    assert answer["tool_result"]["tool_use_id"] == tool_use_id
+    assert [e["exit_code"] for e in answer["events"] if e["type"] == "hook"] == [0]
+    got = json.loads(record.read_bytes().decode("utf-8"))  # strict
+    assert (got["tool_use_id"], got["tool_input"]) == (tool_use_id, tool_input)
+    assert "é" in record.read_text(encoding="utf-8")  # other text stays itself, not escaped
 
 
 @pytest.mark.parametrize("mode", ["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"])
