@@ -60,6 +60,7 @@ from conformance.commands.options import (
     spec_pattern,
 )
 from conformance.commands.run import (
+    EXIT_NOTHING,
     EXIT_OK,
     EXIT_UNAVAILABLE,
     EXIT_USAGE,
@@ -435,6 +436,7 @@ def _list(args: argparse.Namespace) -> int:
         print(f"{s.area}/{s.id}\t{s.level}\t{','.join(s.spec)}\t{s.title}")
     if not selected.scenarios and not selected.errors:
         print(f"toolconf: {selected.nothing_selected()}", file=sys.stderr)
+        return EXIT_NOTHING
     return 1 if selected.errors else EXIT_OK
 
 

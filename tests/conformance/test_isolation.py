@@ -163,14 +163,18 @@ def test_host_path_scenarios_are_skipped_loudly_unless_isolated() -> None:
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
-def test_the_cli_warns_about_skipped_host_path_scenarios(
+def test_the_cli_says_in_one_line_why_host_path_scenarios_were_skipped(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     argv = ["run", "--impl", "stdio:" + " ".join(RECKLESS), "--isolation", "off", "--no-progress"]
     main([*argv, str(DEV_NULL.path)])
     out = capsys.readouterr().out
-    assert "WARNING: 1 scenarios aiming at real host paths were skipped" in out
-    assert "paths-write-dev-null-refused" in out
+    # PROTO-ISOLATE-2: after the summary, one line naming the scenario and the flag
+    after_summary = out.split("\nlevels: ", 1)[1].splitlines()
+    (warning,) = [line for line in after_summary if "real host paths" in line]
+    assert warning.startswith("  1 aims at real host paths (/dev/null) and stdio:")
+    assert "is not isolated: --host-paths runs it, at this host's risk" in warning
+    assert warning.endswith("(paths-write-dev-null-refused)")
 
 
 def _aims(scenario: Scenario) -> list[str]:
