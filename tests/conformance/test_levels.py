@@ -333,7 +333,7 @@ def test_run_levels_behaviour_passes_a_run_that_fails_only_in_identity(
 def test_run_levels_option_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["run", "--levels", "behaviour,looks"])
-    assert "unknown level looks" in capsys.readouterr().err
+    assert "unknown assertion level looks" in capsys.readouterr().err
 
 
 def _padded(match: re.Match[str]) -> str:
