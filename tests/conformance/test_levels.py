@@ -565,6 +565,21 @@ def test_a_mutant_kills_with_a_scenario_the_control_fails_otherwise() -> None:
     assert judge(mutant, SuiteRun(impl="mutant:m", failed=(other,)), control).ok
 
 
+def test_a_mutant_killed_only_on_identity_or_rendering_is_not_killed_by_behaviour() -> None:
+    mutant = Mutant(name="m", description="a fault", breaks=("A-1",), patch=lambda: None)
+    control = SuiteRun(impl="direct", scenarios=2)
+
+    def killed(*killers: Killer) -> bool:
+        return judge(mutant, SuiteRun(impl="mutant:m", failed=killers), control).by_behaviour
+
+    worded = frozenset({(1, IDENTITY, "stage"), (1, RENDERING, "content")})
+    assert not killed(Killer(id="s", outcome="fail", spec=("A-1",), signature=worded))
+    did = frozenset({(1, BEHAVIOUR, "content")})
+    assert killed(Killer(id="s", outcome="fail", spec=("A-1",), signature=did))
+    assert killed(Killer(id="s", outcome="crash", spec=("A-1",)))
+    assert not killed(Killer(id="s", outcome="fail", spec=("B-1",), signature=did))  # not its own
+
+
 # -- report figures -------------------------------------------------------------------
 
 
