@@ -65,6 +65,7 @@ from conformance.run.results import Outcome, ScenarioResult
 from conformance.run.runner import DEFAULT_FIXTURES, HOST_PATHS_REASON, Runner
 from conformance.run.xfail import apply_expected_failures, load_expected_failures, unknown_entries
 from conformance.suite.checks import LEVELS
+from conformance.suite.provenance import PROVENANCES, provenance_filter
 from conformance.suite.registry import (
     DEFAULT_CODE,
     DEFAULT_EXCLUDED,
@@ -74,7 +75,7 @@ from conformance.suite.registry import (
     DEFAULT_UNCITED,
     load_reasons,
 )
-from conformance.suite.scenario import Scenario, discover, load_scenarios
+from conformance.suite.scenario import RawFilter, Scenario, discover, load_scenarios
 from conformance.suite.selection import citing_filter
 from conformance.suite.spec import Spec
 from conformance.wire.connector import ConnectorOptions
@@ -114,6 +115,16 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="ID",
         help="only scenarios citing this SPEC ID (exact, or a glob such as 'READ-*'); repeatable",
+    )
+    run.add_argument(
+        "--provenance",
+        dest="provenances",
+        action="append",
+        default=[],
+        choices=PROVENANCES,
+        help="only scenarios whose SPEC IDs all have this provenance or another given one "
+        "(PROTO-PROVENANCE-1; --provenance documented judges the documented contract alone); "
+        "repeatable",
     )
     _add_impl(run)
     run.add_argument("--features", help="comma-separated features to assume instead of the hello's")
@@ -452,18 +463,29 @@ def _selected(scenario_id: str, patterns: Sequence[str]) -> bool:
 
 
 def _load(
-    args: argparse.Namespace, spec_ids: Sequence[str] = ()
+    args: argparse.Namespace,
+    spec_ids: Sequence[str] = (),
+    provenance: RawFilter | None = None,
 ) -> tuple[list[Scenario], list[ScenarioLoadError]]:
     paths: list[Path] = args.paths or [DEFAULT_SCENARIOS]
     root = paths[0] if len(paths) == 1 and paths[0].is_dir() else DEFAULT_SCENARIOS
     for path in paths:
         if not path.exists():
             raise ConformanceError(f"no such file or directory: {path}")
-    # Ids equal file stems, so -k picks files before any is parsed; --spec picks
-    # them after parsing, before validation (which costs the most).
+    # Ids equal file stems, so -k picks files before any is parsed; --spec and
+    # --provenance pick them after parsing, before validation (which costs the most).
     files = [p for p in discover(paths) if _selected(p.stem, args.patterns)]
-    keep = citing_filter(spec_ids) if spec_ids else None
-    return load_scenarios(files, root=root, keep=keep)
+    filters = [f for f in (citing_filter(spec_ids) if spec_ids else None, provenance) if f]
+
+    def every(data: object) -> bool:
+        return all(f(data) for f in filters)
+
+    return load_scenarios(files, root=root, keep=every if filters else None)
+
+
+def _provenances() -> dict[str, str]:
+    """SPEC ID -> its provenance, from the shipped SPEC.md's evidence (none without it)."""
+    return dict(Spec.load(DEFAULT_SPEC).provenances()) if DEFAULT_SPEC.is_file() else {}
 
 
 def _load_error_result(error: ScenarioLoadError) -> ScenarioResult:
@@ -483,7 +505,12 @@ def _load_error_result(error: ScenarioLoadError) -> ScenarioResult:
 
 
 def _run(args: argparse.Namespace) -> int:
-    scenarios, load_errors = _load(args, args.spec_ids)
+    provenances = _provenances()
+    chosen = tuple(p for p in PROVENANCES if p in args.provenances)
+    if chosen and not provenances:
+        raise ConformanceError("--provenance: SPEC.md's evidence gives no provenances")
+    keep = provenance_filter(chosen, provenances) if chosen else None
+    scenarios, load_errors = _load(args, args.spec_ids, keep)
     reports = _report_paths(args)
     if len({path for _, path in reports}) < len(reports):
         raise ConformanceError("two --report options write the same file")
@@ -519,6 +546,12 @@ def _run(args: argparse.Namespace) -> int:
         print(line, file=console)
     for line in _profile_lines(args.profile, hello.profiles):
         print(line, file=console)
+    if chosen:
+        print(
+            f"judging the scenarios whose SPEC IDs are each {' or '.join(chosen)} "
+            "(PROTO-PROVENANCE-1)",
+            file=console,
+        )
     results = [_load_error_result(e) for e in load_errors]
     progress = Progress(len(scenarios), console, quiet=args.no_progress)
     try:
@@ -531,7 +564,7 @@ def _run(args: argparse.Namespace) -> int:
         features_used = sorted(runner.features)
         runner.close()
 
-    status = _print_summary(results, console)
+    status = _print_summary(results, console, provenances)
     skipped = [r.id for r in results if r.reason.startswith(HOST_PATHS_REASON)]
     if skipped:  # PROTO-ISOLATE-2: loudly
         print(
@@ -565,6 +598,8 @@ def _run(args: argparse.Namespace) -> int:
             sections=Spec.load(DEFAULT_SPEC).section_labels() if DEFAULT_SPEC.is_file() else {},
             profile=args.profile,
             plays=hello.profiles,
+            provenances=provenances,
+            selected=chosen or PROVENANCES,
         )
         for fmt, path in reports:
             with _open_output(path) as out:
@@ -583,14 +618,16 @@ def _run(args: argparse.Namespace) -> int:
     return status
 
 
-def _print_summary(results: list[ScenarioResult], console: TextIO) -> int:
+def _print_summary(
+    results: list[ScenarioResult], console: TextIO, provenances: Mapping[str, str]
+) -> int:
     bad = [r for r in results if r.bad]
     differing = [r for r in results if r.outcome is Outcome.PASS and r.mismatches]
     for result in differing + [r for r in results if r.outcome is Outcome.XFAIL] + bad:
         print("\n" + describe_result(result), file=console)
     print("\n" + format_table("level", summarize(results, lambda r: r.level)), file=console)
     print("\n" + format_table("area", summarize(results, lambda r: r.area)), file=console)
-    print("\n" + "\n".join(level_lines(results)), file=console)
+    print("\n" + "\n".join(level_lines(results, provenances)), file=console)
     print(
         f"\n{'FAILED' if bad else 'OK'}: {len(bad)} of {len(results)} scenarios not passing",
         file=console,
@@ -709,7 +746,7 @@ def _summary(args: argparse.Namespace) -> int:
 
 def _print_totals(results: list[ScenarioResult]) -> None:
     print(format_table("area", summarize(results, lambda r: r.area)))
-    print("\n".join(level_lines(results)))
+    print("\n".join(level_lines(results, _provenances())))
     bad = sum(r.bad for r in results)
     print(f"{'FAILED' if bad else 'OK'}: {bad} of {len(results)} scenarios not passing\n")
 

@@ -155,7 +155,7 @@ def _substring(name: str, operand: str, cwd: str | None) -> TextCheck:
             return [Mismatch(path, {name: expected}, seen, f"{name}: expected a string")]
         if (expected in f"\n{seen}\n") == present:
             return []
-        verb = "not shown" if present else "shown"
+        verb = "not found" if present else "found"
         return [Mismatch(path, {name: expected}, seen, f"{expected!r} {verb} in {seen!r}")]
 
     return check
