@@ -87,6 +87,7 @@ def _call(connector: StdioConnector, name: str, **given: Any) -> dict[str, Any]:
     return result
 
 
+@pytest.mark.subprocess
 @needs_isolation
 def test_a_broken_adapter_cannot_replace_dev_null_or_write_the_real_home() -> None:
     home = real_home()
@@ -109,6 +110,7 @@ def test_a_broken_adapter_cannot_replace_dev_null_or_write_the_real_home() -> No
     assert not private_home.exists()  # removed with its adapter (PROTO-ENV-1)
 
 
+@pytest.mark.subprocess
 def test_host_path_scenarios_are_skipped_loudly_unless_isolated() -> None:
     with Runner(_connector("off")) as runner:
         assert not runner.isolated
@@ -119,6 +121,7 @@ def test_host_path_scenarios_are_skipped_loudly_unless_isolated() -> None:
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
+@pytest.mark.subprocess
 def test_the_cli_warns_about_skipped_host_path_scenarios(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -146,6 +149,7 @@ def _aims(scenario: Scenario) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_scenario_aiming_at_host_paths_declares_them() -> None:
     scenarios, errors = load_scenarios([DEFAULT_SCENARIOS], root=DEFAULT_SCENARIOS)
     assert not errors
@@ -158,6 +162,7 @@ def test_every_scenario_aiming_at_host_paths_declares_them() -> None:
     assert DEV_NULL.host_paths == ("/dev/null",)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
 def test_stopping_an_adapter_leaves_no_process(isolation: str) -> None:
     connector = _connector(isolation)
@@ -168,6 +173,8 @@ def test_stopping_an_adapter_leaves_no_process(isolation: str) -> None:
     assert _sleepers(seconds) == []
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
 def test_a_timed_out_adapter_is_killed_with_its_children(isolation: str) -> None:
     connector = _connector(isolation)
@@ -184,6 +191,7 @@ def test_a_timed_out_adapter_is_killed_with_its_children(isolation: str) -> None
         connector.close()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
 def test_an_adapter_starts_with_a_scrubbed_environment_and_a_private_home(
     isolation: str, monkeypatch: pytest.MonkeyPatch
@@ -214,6 +222,8 @@ def test_an_adapter_starts_with_a_scrubbed_environment_and_a_private_home(
     assert extra <= {"PWD", "SHLVL", "_"}  # what a shell or Python itself may add
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
 def test_a_hook_of_a_timed_out_adapter_is_killed_too(isolation: str, tmp_path: Path) -> None:
     """The reference adapter runs a hook in a session of its own; the adapter's timeout kills it."""

@@ -786,6 +786,7 @@ def test_inputs_are_not_equivalent_when_one_would_be_refused(
     )
 
 
+@pytest.mark.subprocess
 def test_the_write_lock_is_exclusive_and_bounded(
     tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -90,6 +90,7 @@ def test_edit_counts_non_overlapping_occurrences(
             assert on_disk(session) == text.replace(old, new)
 
 
+@pytest.mark.slow
 @given(parts=s.framed(s.quoted_cores), new=s.straight_new_strings)
 def test_straight_quotes_match_curly_text_and_the_file_stays_curly(
     implementation: Implementation, parts: tuple[str, str, str], new: str
