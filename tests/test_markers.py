@@ -78,9 +78,9 @@ def _imported_roots(node: ast.Import | ast.ImportFrom) -> list[str]:
 
 
 def _is_test(node: ast.stmt) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
-    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(
-        "test"
-    )
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return node.name.startswith("test")
 
 
 def _marks_named_in(node: ast.AST) -> frozenset[str]:
@@ -129,7 +129,7 @@ class Module:
                 for target in targets:
                     if isinstance(target, ast.Name):
                         module.defs[target.id] = node
-                        module.marks[target.id] = _mark_names(node.value, {})
+                        module.marks[target.id] = _mark_names(node.value, module.marks)
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 sibling = path.with_name(node.module + ".py")
                 if sibling.is_file():
@@ -297,6 +297,13 @@ SAMPLES = {
     "marked-by-its-param": (
         "import pytest\nP = pytest.param('stdio:x', marks=pytest.mark.subprocess)\n"
         "@pytest.mark.parametrize('i', ['direct', P])\ndef test_a(i): ...",
+        "",
+    ),
+    "marked-per-case-by-a-helper": (
+        "import pytest, subprocess\n"
+        "def _marks(c):\n    return [pytest.mark.subprocess] if c else []\n"
+        "@pytest.mark.parametrize('c', [pytest.param(c, marks=_marks(c)) for c in (0, 1)])\n"
+        "def test_a(c):\n    if c:\n        subprocess.run([])",
         "",
     ),
     "an-unmarked-param": (

@@ -17,7 +17,7 @@ from conformance.instruments.properties import strategies as s
 from conformance.instruments.properties.driver import DriverSession, Implementation, Result
 from conformance.instruments.properties.oracle import is_crlf, normalize_quotes, restore_quotes
 
-pytestmark = pytest.mark.requires("read", "edit")
+pytestmark = [pytest.mark.requires("read", "edit"), pytest.mark.slow]
 
 NAME = "f.txt"
 
@@ -90,7 +90,6 @@ def test_edit_counts_non_overlapping_occurrences(
             assert on_disk(session) == text.replace(old, new)
 
 
-@pytest.mark.slow
 @given(parts=s.framed(s.quoted_cores), new=s.straight_new_strings)
 def test_straight_quotes_match_curly_text_and_the_file_stays_curly(
     implementation: Implementation, parts: tuple[str, str, str], new: str
