@@ -53,11 +53,11 @@ from conformance.analysis.fidelity import (
     fidelity_markdown,
     load_report,
     merge_reports,
-    spec_sections,
     write_jsonl,
 )
 from conformance.analysis.lint import LintPaths, lint
 from conformance.analysis.reports import FORMATS, RunInfo, write_report
+from conformance.analysis.spec_lint import reference_profiles, write_annexes
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
 from conformance.instruments.bench.trace import AFTER_EDIT_SHARE, SEED_REREAD_SHARE
 from conformance.peers.registry import connect
@@ -76,6 +76,7 @@ from conformance.suite.registry import (
 )
 from conformance.suite.scenario import Scenario, discover, load_scenarios
 from conformance.suite.selection import citing_filter
+from conformance.suite.spec import Spec
 from conformance.wire.connector import ConnectorOptions
 from conformance.wire.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 from conformance.wire.protocol import check_ok
@@ -193,6 +194,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--excluded", type=Path, default=DEFAULT_EXCLUDED)
     check.add_argument("--code", type=Path, default=DEFAULT_CODE, help="the engine's sources")
     check.add_argument("--uncited", type=Path, default=DEFAULT_UNCITED)
+    check.add_argument(
+        "--strict-spec",
+        action="store_true",
+        help="hold every SPEC section to the evidence rules, converted or not (SPEC.md 0.2)",
+    )
     check.set_defaults(command=_lint)
 
     fidelity = commands.add_parser(
@@ -337,6 +343,7 @@ def _parser() -> argparse.ArgumentParser:
     stress.add_argument("--pass-env", action="append", default=[], metavar="NAME")
     stress.set_defaults(command=_stress)
     _add_matrix(commands)
+    _add_spec(commands)
     return parser
 
 
@@ -555,9 +562,7 @@ def _run(args: argparse.Namespace) -> int:
             unreported=sorted(hello.unreported),
             inferences=hello.inferences,
             levels=args.levels,
-            sections=spec_sections(DEFAULT_SPEC.read_text("utf-8"))
-            if DEFAULT_SPEC.is_file()
-            else {},
+            sections=Spec.load(DEFAULT_SPEC).section_labels() if DEFAULT_SPEC.is_file() else {},
             profile=args.profile,
             plays=hello.profiles,
         )
@@ -724,7 +729,7 @@ def _fidelity(args: argparse.Namespace) -> int:
         if problems:
             raise ConformanceError("; ".join(str(p) for p in problems))
     page = fidelity_markdown(
-        report, args.spec.read_text("utf-8"), command=command, date=started, expected=expected
+        report, Spec.load(args.spec), command=command, date=started, expected=expected
     )
     with _open_output(args.output) as out:
         out.write(page)
@@ -743,7 +748,7 @@ def _diff(args: argparse.Namespace) -> int:
     page = diff_markdown(
         load_report(args.before),
         load_report(args.after),
-        args.spec.read_text("utf-8"),
+        Spec.load(args.spec),
         command=command,
         unspecified=unspecified,
         edited=_edited_scenarios(args.edited) if args.edited else frozenset(),
@@ -797,7 +802,8 @@ def _lint(args: argparse.Namespace) -> int:
             excluded=args.excluded,
             code=args.code,
             uncited=args.uncited,
-        )
+        ),
+        strict_spec=True if args.strict_spec else None,
     )
     for problem in problems:
         print(problem)
@@ -922,7 +928,7 @@ def _matrix(args: argparse.Namespace) -> int:
         matrix_markdown,
     )
 
-    table = build_matrix(load_reports(args.reports), args.spec.read_text("utf-8"))
+    table = build_matrix(load_reports(args.reports), Spec.load(args.spec))
     date = args.date or datetime.date.today().isoformat()
     args.output_dir.mkdir(parents=True, exist_ok=True)
     markdown = matrix_markdown(table, date=date, command=args.regenerate)
@@ -934,4 +940,25 @@ def _matrix(args: argparse.Namespace) -> int:
         totals = ", ".join(f"{row.total(s)} {s}" for s in ("pass", "fail", "n/a", "not observed"))
         print(f"  {row.label}: {totals}")
     print(f"matrix: wrote matrix.md and matrix.html to {args.output_dir}")
+    return EXIT_OK
+
+
+def _add_spec(commands: Any) -> None:
+    """The ``spec`` subcommand: SPEC.md's generated parts."""
+    spec = commands.add_parser("spec", help="SPEC.md's generated parts (the profile annexes)")
+    parts = spec.add_subparsers(required=True, metavar="PART")
+    annexes = parts.add_parser(
+        "annexes",
+        help="rewrite spec/annex-PROFILE.md from reference/profiles.py and the evidence",
+    )
+    annexes.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
+    annexes.set_defaults(command=_spec_annexes)
+
+
+def _spec_annexes(args: argparse.Namespace) -> int:
+    """SPEC.md 0.5: one annex per profile, written beside SPEC.md; lists those that changed."""
+    changed = write_annexes(Spec.load(args.spec), reference_profiles())
+    for path in changed:
+        print(f"wrote {path}")
+    print(f"spec annexes: {len(changed)} changed")
     return EXIT_OK

@@ -1,4 +1,4 @@
-"""The wheel carries every data file of both packages, and SPEC.md and fixtures/ beside them.
+"""The wheel carries every data file of both packages, and SPEC.md, spec/ and fixtures/ too.
 
 A data file the package-data globs miss is silently absent from an
 installed ``toolconf`` (the stress harness once ran a fifth of its bypass
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED_BESIDE = ("SPEC.md", "fixtures")
+SHIPPED_BESIDE = ("SPEC.md", "spec", "fixtures")
 """Repository files the build copies into ``conformance/_data`` (``setup.py``)."""
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from conformance.analysis.fidelity import Report, load_report, merge_reports
-from conformance.suite.registry import parse_spec
+from conformance.suite.spec import Spec
 
 __all__ = [
     "STATUSES",
@@ -47,7 +46,6 @@ __all__ = [
 
 STATUSES: Final = ("pass", "fail", "n/a", "not observed")
 _FAILED: Final = frozenset({"fail", "error", "crash", "timeout", "xpass", "xfail"})
-_SECTION: Final = re.compile(r"^## (\d+)\. (.+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,24 +123,6 @@ def scenario_status(result: Mapping[str, Any]) -> str:
     return "pass"
 
 
-def _top_sections(spec_text: str) -> tuple[list[str], dict[str, str]]:
-    """The top-level section titles, and ID -> the title of its section."""
-    requirements, _ = parse_spec(spec_text)
-    headings: list[tuple[int, str]] = []
-    for number, line in enumerate(spec_text.splitlines(), 1):
-        if match := _SECTION.match(line):
-            headings.append((number, f"{match[1]}. {match[2]}"))
-    by_id: dict[str, str] = {}
-    for rid, requirement in requirements.items():
-        title = "preamble"
-        for at, heading in headings:
-            if at < requirement.line:
-                title = heading
-        by_id[rid] = title
-    used = [h for _, h in headings if h in set(by_id.values())]
-    return used, by_id
-
-
 def load_reports(paths: Sequence[Path]) -> list[Report]:
     """The reports, those of one implementation (impl and version) merged, in first-seen order."""
     groups: dict[tuple[str, str], list[Report]] = {}
@@ -161,9 +141,11 @@ def _label(report: Report) -> str:
     return f"{name} ({header.get('impl', '?')})"
 
 
-def build_matrix(reports: Sequence[Report], spec_text: str) -> Matrix:
-    """The matrix of ``reports`` (one row each) over SPEC.md's sections."""
-    sections, by_id = _top_sections(spec_text)
+def build_matrix(reports: Sequence[Report], spec: Spec) -> Matrix:
+    """The matrix of ``reports`` (one row each) over SPEC.md's top-level sections that
+    hold requirements, headed as written (``12. Read``)."""
+    sections = [s.heading for s in spec.top_sections() if spec.in_section(s.number)]
+    by_id = {r.id: r.top.heading for r in spec if r.top is not None}
     rows: list[Row] = []
     for report in reports:
         row = Row(
@@ -175,15 +157,15 @@ def build_matrix(reports: Sequence[Report], spec_text: str) -> Matrix:
             cells={s: Cell() for s in sections},
         )
         for result in report.results:
-            spec = tuple(str(s) for s in result.get("spec") or ())
+            cited = tuple(str(s) for s in result.get("spec") or ())
             entry = Entry(
                 id=str(result.get("id")),
                 status=scenario_status(result),
                 outcome=str(result.get("raw_outcome") or result.get("outcome")),
-                spec=spec,
+                spec=cited,
                 message=str(result.get("message") or result.get("reason") or "")[:300],
             )
-            for section in dict.fromkeys(by_id[s] for s in spec if s in by_id):
+            for section in dict.fromkeys(by_id[s] for s in cited if s in by_id):
                 row.cells[section].entries.append(entry)
         rows.append(row)
     return Matrix(sections=sections, rows=rows)

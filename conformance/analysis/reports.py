@@ -67,7 +67,7 @@ class RunInfo:
     levels: Sequence[str] = LEVELS
     """The assertion levels that decided pass or fail."""
     sections: Mapping[str, str] = field(default_factory=dict)
-    """SPEC ID -> its SPEC.md section heading (``fidelity.spec_sections``), for grouping."""
+    """SPEC ID -> its SPEC.md section label (``Spec.section_labels``), for grouping."""
     profile: str = "documented"
     """PROFILE-RUN-1: the behaviour profile the run judged."""
     plays: Sequence[str] = ("documented",)

@@ -18,6 +18,7 @@ import pytest
 
 from conformance.analysis.matrix import build_matrix, load_reports, matrix_markdown, scenario_status
 from conformance.cli import main
+from conformance.suite.spec import Spec
 
 SPEC = """# Spec
 
@@ -81,7 +82,7 @@ def test_statuses_sections_and_merged_runs(tmp_path: Path) -> None:
     """One row per implementation (parts merged), one column per section, four statuses."""
     assert scenario_status({"outcome": "xfail", "raw_outcome": "fail"}) == "fail"
     assert scenario_status({"outcome": "pass", "levels": LEVELS_UNOBSERVED}) == "not observed"
-    matrix = build_matrix(load_reports(_reports(tmp_path)), SPEC)
+    matrix = build_matrix(load_reports(_reports(tmp_path)), Spec(SPEC))
     assert matrix.sections == ["12. Read", "13. Write"]
     direct, peer = matrix.rows
     assert [direct.cells[s].verdict for s in matrix.sections] == ["pass", "fail"]

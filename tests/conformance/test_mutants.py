@@ -27,9 +27,10 @@ from conformance.instruments.mutants.orchestrate import (
     targets,
 )
 from conformance.run.results import Outcome
-from conformance.suite.registry import DEFAULT_SCENARIOS, DEFAULT_SPEC, parse_spec
+from conformance.suite.registry import DEFAULT_SCENARIOS, DEFAULT_SPEC
 from conformance.suite.scenario import load_scenarios
 from conformance.suite.selection import cites, citing_filter
+from conformance.suite.spec import Spec
 from conformance.wire.connector import ConnectorOptions
 
 OPTIONS = ConnectorOptions(timeout=20.0, hello_timeout=60.0)
@@ -92,8 +93,9 @@ def test_names_are_kebab_case_and_faults_are_one_kind() -> None:
 
 
 def test_every_declared_spec_id_exists_in_spec_md() -> None:
-    requirements, problems = parse_spec(DEFAULT_SPEC.read_text("utf-8"), str(DEFAULT_SPEC))
-    assert not problems
+    spec = Spec.load(DEFAULT_SPEC)
+    requirements = spec.requirements
+    assert not spec.problems
     for mutant in MUTANTS.values():
         assert mutant.breaks, mutant.name
         unknown = [spec_id for spec_id in mutant.breaks if spec_id not in requirements]
