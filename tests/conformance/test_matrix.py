@@ -108,6 +108,8 @@ def _chromium() -> tuple[str, str]:
     return browser, driver
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_the_html_page_renders_and_drills_down_in_chromium(tmp_path: Path) -> None:
     """A real headless Chromium: rows render, a click lists the cell's scenarios, no errors."""
     browser, driver_path = _chromium()
