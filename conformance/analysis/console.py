@@ -27,6 +27,7 @@ __all__ = [
     "level_figures",
     "level_lines",
     "summarize",
+    "verdict_line",
 ]
 
 COLUMNS: Sequence[tuple[Outcome, str]] = (
@@ -140,6 +141,12 @@ def level_lines(results: Sequence[ScenarioResult]) -> list[str]:
 
 
 _REQUIREMENT_ORDER = {"MUST": 0, "SHOULD": 1, "MAY": 2}
+
+
+def verdict_line(results: Sequence[ScenarioResult]) -> str:
+    """The run's closing line, as the console prints it and the HTML report opens with."""
+    bad = sum(r.bad for r in results)
+    return f"{'FAILED' if bad else 'OK'}: {bad} of {len(results)} scenarios not passing"
 
 
 def summarize(
