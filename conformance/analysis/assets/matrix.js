@@ -97,6 +97,25 @@
     return el('div', { class: 'panel' }, parts);
   }
 
+  // Show as much of the opened panel as fits in the frame, never scrolling the clicked row
+  // out from under the sticky header: the user keeps looking at the same place.
+  function reveal(wrap, tr, detail) {
+    const frame = wrap.getBoundingClientRect();
+    if (frame.top < 0 || frame.bottom > window.innerHeight) {
+      window.scrollBy(0, frame.top);
+    }
+    // the header cells are sticky, not the thead: their box is where the header shows
+    const head = wrap.querySelector('thead th').getBoundingClientRect().bottom;
+    const bottom = Math.min(wrap.getBoundingClientRect().bottom, window.innerHeight);
+    const top = tr.getBoundingClientRect().top;
+    const below = detail.getBoundingClientRect().bottom - bottom;
+    if (top < head) {
+      wrap.scrollTop -= head - top;
+    } else if (below > 0) {
+      wrap.scrollTop += Math.min(below, top - head);
+    }
+  }
+
   function toggle(cell) {
     const same = open && open.cell === cell;
     close();
@@ -112,7 +131,7 @@
     cell.setAttribute('aria-expanded', 'true');
     open = { cell: cell, row: detail };
     panel.querySelector('.close').addEventListener('click', function () { close(); cell.focus(); });
-    panel.querySelector('.panel-head').scrollIntoView({ block: 'nearest' });
+    reveal(wrap, tr, detail);
   }
 
   document.querySelectorAll('td.cell').forEach(function (cell) {
