@@ -100,6 +100,7 @@ def test_a_run_without_failures_says_ok() -> None:
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_the_run_report_renders_filters_and_wraps_in_chromium(tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By  # noqa: PLC0415
 
