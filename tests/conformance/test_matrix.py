@@ -189,6 +189,115 @@ def test_behaviour_states_come_from_the_behaviour_level_alone() -> None:
     assert (counts["kept"], counts["partly"], counts["differs"], counts["n/a"]) == (1, 2, 1, 1)
 
 
+def load_reports_from(results: list[dict[str, Any]], name: str = "reference") -> list[Any]:
+    from conformance.analysis.fidelity import Report  # noqa: PLC0415
+
+    header = {"impl": "direct", "implementation": {"name": name, "version": "1"}}
+    return [Report(header, results)]
+
+
+def test_the_engine_goes_beyond_the_original_where_a_release_does_not_keep_it() -> None:
+    from conformance.analysis.fidelity import Report  # noqa: PLC0415
+
+    def report(name: str, version: str, verdict: str) -> Report:
+        header = {"impl": f"{name}:{version}", "implementation": {"name": name, "version": version}}
+        return Report(header, [_result("r1", "pass", ["READ-A-1"], levels=_levels(verdict))])
+
+    reports = [
+        report("reference", "0.1.0", "pass"),
+        report("claude-code", "2.1.88", "pass"),
+        report("claude-code", "2.1.332", "fail"),
+        report("other-agent", "1", "fail"),
+    ]
+    table = build_behaviour_table(reports, [_behaviour("b", ("READ-A-1",), ("r1",))], _spec())
+    assert table.rows[0].beyond == (2,)  # the failing other agent is not the original
+
+
+def test_markdown_page_links_each_cell_to_its_scenarios(tmp_path: Path) -> None:
+    loaded = load_reports(_reports(tmp_path))
+    spec = _spec()
+    matrix = build_matrix(loaded, spec)
+    behaviours = [_behaviour("reads", ("READ-A-1",), ("r1", "both"))]
+    table = build_behaviour_table(loaded, behaviours, spec)
+    page = matrix_markdown(
+        matrix, date="2026-12-02", command="toolconf matrix a b", behaviours=table
+    )
+    assert "| [title reads](#reads)<br><sub>documented</sub> | kept 1/1 | not kept 0/1 |" in page
+    assert '<a id="reads"></a>' in page
+    assert "| `r1` | pass | **fail** |" in page  # the failing scenario is listed first
+    assert '<a id="section-1-0"></a>' in page
+    assert "[0/1 held, 1 fail](#section-1-0)" in page
+    assert "| `w1` | fail | fail |" in page
+
+
+def test_readme_block_is_replaced_between_its_markers(tmp_path: Path) -> None:
+    behaviours = tmp_path / "behaviours.yaml"
+    behaviours.write_text(BEHAVIOURS)
+    spec = tmp_path / "SPEC.md"
+    spec.write_text(SPEC)
+    pages = matrix_pages(
+        _reports(tmp_path),
+        spec=spec,
+        behaviours=behaviours,
+        date="d",
+        command="cmd",
+        readme_link="results/matrix.md",
+    )
+    assert pages.readme.startswith(README_BEGIN)
+    assert pages.readme.endswith(README_END)
+    assert "(results/matrix.md#writes)" in pages.readme
+    readme = f"# Title\n\nbefore\n{README_BEGIN}\nold\n{README_END}\nafter\n"
+    replaced = replace_block(readme, pages.readme)
+    assert replaced.startswith("# Title\n\nbefore\n" + README_BEGIN)
+    assert replaced.endswith(README_END + "\nafter\n")
+    assert "\nold\n" not in replaced
+    with pytest.raises(ConformanceError, match="no behaviour block"):
+        replace_block("# no markers\n", pages.readme)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("- id: Bad Id\n")
+    with pytest.raises(ConformanceError, match="behaviours file has problems"):
+        matrix_pages(_reports(tmp_path), spec=spec, behaviours=broken, date="d", command="")
+
+
+EVIDENCE = {
+    "sources.yaml": "project:\n  kind: project\n  title: This project\n",
+    "12-read.yaml": "".join(
+        f"{i}:\n  provenance: {PROVENANCE[i]}\n  sources:\n    - source: project\n"
+        "      says: a test\n"
+        for i in ("READ-A-1", "READ-M-1")
+    ),
+    "13-write.yaml": "WRITE-B-1:\n  provenance: documented\n  sources:\n"
+    "    - source: project\n      says: a test\n",
+}
+
+
+def _write_pages(tmp: Path, reports: list[Path]) -> Path:
+    (tmp / "SPEC.md").write_text(SPEC)
+    evidence = tmp / "spec" / "evidence"
+    evidence.mkdir(parents=True)
+    for name, text in EVIDENCE.items():
+        (evidence / name).write_text(text)
+    (tmp / "behaviours.yaml").write_text(BEHAVIOURS)
+    readme = tmp / "README.md"
+    readme.write_text(f"# Readme\n\n{README_BEGIN}\n{README_END}\n")
+    out = tmp / "out"
+    argv = [
+        "matrix",
+        *map(str, reports),
+        "--spec",
+        str(tmp / "SPEC.md"),
+        "--behaviours",
+        str(tmp / "behaviours.yaml"),
+        "--output-dir",
+        str(out),
+        "--readme",
+        str(readme),
+    ]
+    assert main(argv) == 0
+    assert "| [Reads read](out/matrix.md#reads)" in readme.read_text()
+    return out / "matrix.html"
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 def test_the_html_page_renders_and_drills_down_in_chromium(tmp_path: Path) -> None:
