@@ -29,12 +29,14 @@ fi
 # One column per report (the reports of one implementation and version are merged into one
 # column). Adding a column is adding a report: an agent's whole-suite run saved as
 # $out/agent-NAME.jsonl is picked up below at the next regeneration.
-reports=("$out"/reference.jsonl "$out"/mcp-toolconf.jsonl "$out"/mcp-filesystem.jsonl
+reports=("$out"/reference.jsonl "$out"/mcp-toolconf.jsonl "$out"/mcp-toolconf-behaviours-rerun.jsonl
+  "$out"/mcp-filesystem.jsonl
   "$out"/mcp-claude-code-2.1.88.jsonl "$out"/mcp-claude-code-2.1.332.jsonl)
 # Claude Code through its CLI: the fidelity runs (benchmarks/results/fidelity/README.md); the
-# 2.1.332 column takes the rerun of five staleness scenarios renamed after its run
+# 2.1.332 column takes the reruns of scenarios its run predates (the -rerun files)
 reports+=("$fidelity/claude-code-2.1.88.jsonl" "$fidelity/claude-code-2.1.332.jsonl"
-  "$fidelity/claude-code-2.1.332-staleness-rerun.jsonl")
+  "$fidelity/claude-code-2.1.332-staleness-rerun.jsonl"
+  "$fidelity/claude-code-2.1.332-behaviours-rerun.jsonl")
 shopt -s nullglob
 reports+=("$out"/agent-*.jsonl)
 # The pages, and the behaviour table the README opens its comparison with
