@@ -271,13 +271,13 @@ EVIDENCE = {
 }
 
 
-def _write_pages(tmp: Path, reports: list[Path]) -> Path:
+def _write_pages(tmp: Path, reports: list[Path], behaviours: str = BEHAVIOURS) -> Path:
     (tmp / "SPEC.md").write_text(SPEC)
     evidence = tmp / "spec" / "evidence"
     evidence.mkdir(parents=True)
     for name, text in EVIDENCE.items():
         (evidence / name).write_text(text)
-    (tmp / "behaviours.yaml").write_text(BEHAVIOURS)
+    (tmp / "behaviours.yaml").write_text(behaviours)
     readme = tmp / "README.md"
     readme.write_text(f"# Readme\n\n{README_BEGIN}\n{README_END}\n")
     out = tmp / "out"
@@ -294,7 +294,7 @@ def _write_pages(tmp: Path, reports: list[Path]) -> Path:
         str(readme),
     ]
     assert main(argv) == 0
-    assert "| [Reads read](out/matrix.md#reads)" in readme.read_text()
+    assert "](out/matrix.md#reads)" in readme.read_text()
     return out / "matrix.html"
 
 
@@ -380,5 +380,40 @@ def test_many_columns_scroll_inside_their_frame_not_the_page(tmp_path: Path) -> 
         panel = chrome.find_element(By.CSS_SELECTOR, "tr.detail .panel")
         left = chrome.execute_script("return arguments[0].getBoundingClientRect().left", panel)
         assert 0 <= left < 100  # the panel sits where the user looks, not far off to the left
+        assert page_width(chrome) <= 1400
+        assert console_errors(chrome) == []
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_drill_down_opens_under_the_row_the_user_clicked(tmp_path: Path) -> None:
+    """Forty rows: for a cell clicked at the bottom of the frame, the frame scrolls just
+    enough to show its whole panel while the clicked row stays in sight."""
+    from selenium.webdriver.common.by import By  # noqa: PLC0415
+
+    many = "".join(
+        BEHAVIOURS.replace("id: reads", f"id: reads-{n}").split("- id: writes")[0]
+        for n in range(40)
+    ).replace("id: reads-0\n", "id: reads\n")
+    page = _write_pages(tmp_path, _reports(tmp_path), behaviours=many)
+    with chromium_session(tmp_path / "profile", height=900) as chrome:
+        chrome.get(page.as_uri())
+        cell = chrome.find_element(By.CSS_SELECTOR, '#behaviours td.cell[data-r="30"][data-c="1"]')
+        chrome.execute_script("arguments[0].scrollIntoView({block: 'end'})", cell)
+        cell.click()
+        header = chrome.execute_script(
+            "return document.querySelector('#behaviours thead th').getBoundingClientRect().bottom"
+        )
+        top = chrome.execute_script("return arguments[0].getBoundingClientRect().top", cell)
+        assert top >= header - 1  # the clicked row is still in sight, under the header
+        detail = chrome.find_element(By.CSS_SELECTOR, "tr.detail")
+        bottom = chrome.execute_script(
+            "const frame = arguments[1].getBoundingClientRect();"
+            "return [arguments[0].getBoundingClientRect().bottom,"
+            " Math.min(frame.bottom, window.innerHeight)]",
+            detail,
+            chrome.find_element(By.CSS_SELECTOR, ".wrap"),
+        )
+        assert bottom[0] <= bottom[1] + 1  # and the whole panel below it
         assert page_width(chrome) <= 1400
         assert console_errors(chrome) == []
