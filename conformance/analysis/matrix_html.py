@@ -64,7 +64,10 @@ def _esc(text: object) -> str:
 
 
 def _levels_title(levels: Mapping[str, LevelTally]) -> str:
-    return " · ".join(f"{level} {levels[level]} held" for level in LEVELS)
+    return " · ".join(
+        f"{level} {levels[level]} held" if levels[level].observed else f"{level} not observed"
+        for level in LEVELS
+    )
 
 
 def _colhead(column: Column, extra: str = "") -> str:
