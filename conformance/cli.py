@@ -29,6 +29,7 @@ import argparse
 import contextlib
 import datetime
 import fnmatch
+import os
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -48,6 +49,7 @@ from conformance.analysis.console import (
     format_table,
     level_lines,
     summarize,
+    verdict_line,
 )
 from conformance.analysis.fidelity import (
     fidelity_markdown,
@@ -67,6 +69,7 @@ from conformance.run.xfail import apply_expected_failures, load_expected_failure
 from conformance.suite.checks import LEVELS
 from conformance.suite.provenance import PROVENANCES, provenance_filter
 from conformance.suite.registry import (
+    DEFAULT_BEHAVIOURS,
     DEFAULT_CODE,
     DEFAULT_EXCLUDED,
     DEFAULT_FEATURES,
@@ -628,10 +631,7 @@ def _print_summary(
     print("\n" + format_table("level", summarize(results, lambda r: r.level)), file=console)
     print("\n" + format_table("area", summarize(results, lambda r: r.area)), file=console)
     print("\n" + "\n".join(level_lines(results, provenances)), file=console)
-    print(
-        f"\n{'FAILED' if bad else 'OK'}: {len(bad)} of {len(results)} scenarios not passing",
-        file=console,
-    )
+    print("\n" + verdict_line(results), file=console)
     return EXIT_FAILED if bad else EXIT_OK
 
 
@@ -941,16 +941,27 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _add_matrix(commands: Any) -> None:
-    """The ``matrix`` subcommand: reports side by side, per SPEC section."""
+    """The ``matrix`` subcommand: reports side by side, per behaviour and per SPEC section."""
     matrix = commands.add_parser(
         "matrix",
-        help="implementations x SPEC sections (pass / fail / n/a / not observed), "
-        "as Markdown and self-contained HTML, from JSON-lines reports",
+        help="implementations x behaviours (kept / partly / not kept / differs / n/a) and x SPEC "
+        "sections, as Markdown and self-contained HTML, from JSON-lines reports",
     )
-    matrix.add_argument("reports", type=Path, nargs="+", help="JSON-lines reports, one row each")
+    matrix.add_argument("reports", type=Path, nargs="+", help="JSON-lines reports, one column each")
     matrix.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
     matrix.add_argument(
+        "--behaviours",
+        type=Path,
+        default=DEFAULT_BEHAVIOURS,
+        help="the behaviour table's data (default the shipped behaviours.yaml)",
+    )
+    matrix.add_argument(
         "--output-dir", type=Path, default=Path("."), help="where matrix.md and matrix.html go"
+    )
+    matrix.add_argument(
+        "--readme",
+        type=Path,
+        help="also rewrite the behaviour table between its markers in this README",
     )
     matrix.add_argument("--date", default="", help="the date the page names (default: today)")
     matrix.add_argument("--regenerate", default="", help="the command that regenerates it")
@@ -958,25 +969,31 @@ def _add_matrix(commands: Any) -> None:
 
 
 def _matrix(args: argparse.Namespace) -> int:
-    from conformance.analysis.matrix import (  # noqa: PLC0415  (only this command needs it)
-        build_matrix,
-        load_reports,
-        matrix_html,
-        matrix_markdown,
+    from conformance.analysis.matrix_pages import (  # noqa: PLC0415  (only this command)
+        matrix_pages,
+        replace_block,
     )
 
-    table = build_matrix(load_reports(args.reports), Spec.load(args.spec))
-    date = args.date or datetime.date.today().isoformat()
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    markdown = matrix_markdown(table, date=date, command=args.regenerate)
-    (args.output_dir / "matrix.md").write_text(markdown, encoding="utf-8")
-    page = matrix_html(table, date=date, command=args.regenerate)
-    (args.output_dir / "matrix.html").write_text(page, encoding="utf-8")
-    print(f"matrix: {len(table.rows)} implementations x {len(table.sections)} sections")
-    for row in table.rows:
-        totals = ", ".join(f"{row.total(s)} {s}" for s in ("pass", "fail", "n/a", "not observed"))
-        print(f"  {row.label}: {totals}")
-    print(f"matrix: wrote matrix.md and matrix.html to {args.output_dir}")
+    out = args.output_dir
+    link = os.path.relpath(out / "matrix.md", args.readme.resolve().parent if args.readme else out)
+    pages = matrix_pages(
+        args.reports,
+        spec=args.spec,
+        behaviours=args.behaviours,
+        date=args.date or datetime.date.today().isoformat(),
+        command=args.regenerate,
+        readme_link=link,
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "matrix.md").write_text(pages.markdown, encoding="utf-8")
+    (out / "matrix.html").write_text(pages.html, encoding="utf-8")
+    for line in pages.summary():
+        print(line)
+    print(f"matrix: wrote matrix.md and matrix.html to {out}")
+    if args.readme:
+        text = args.readme.read_text("utf-8")
+        args.readme.write_text(replace_block(text, pages.readme), encoding="utf-8")
+        print(f"matrix: rewrote the behaviour table in {args.readme}")
     return EXIT_OK
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "provenance_figures",
     "provenance_line",
     "summarize",
+    "verdict_line",
 ]
 
 COLUMNS: Sequence[tuple[Outcome, str]] = (
@@ -168,6 +169,12 @@ def level_lines(
 
 
 _REQUIREMENT_ORDER = {"MUST": 0, "SHOULD": 1, "MAY": 2}
+
+
+def verdict_line(results: Sequence[ScenarioResult]) -> str:
+    """The run's closing line, as the console prints it and the HTML report opens with."""
+    bad = sum(r.bad for r in results)
+    return f"{'FAILED' if bad else 'OK'}: {bad} of {len(results)} scenarios not passing"
 
 
 def summarize(

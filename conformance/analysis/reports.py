@@ -29,11 +29,11 @@ from conformance.analysis.console import (
     format_levels,
     format_table,
     level_figures,
-    level_lines,
     provenance_figures,
     provenance_line,
     summarize,
 )
+from conformance.analysis.run_page import write_run_page
 from conformance.run.results import Outcome, ScenarioResult, count_outcomes
 from conformance.suite.checks import LEVELS
 from conformance.suite.provenance import PROVENANCES
@@ -306,42 +306,11 @@ def _level_table(results: Sequence[ScenarioResult]) -> str:
     return "\n".join(rows)
 
 
-def _html(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> None:
-    e = html.escape
-    version = info.implementation.get("version", "")
-    name = f"{info.implementation.get('name', info.impl)} {version}".strip()
-    out.write(
-        "<!doctype html>\n<html><head><meta charset='utf-8'>"
-        f"<title>Conformance: {e(name)}</title><style>"
-        "body{font-family:sans-serif}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}"
-        ".pass{background:#dfd}.fail,.error,.crash,.timeout,.xpass{background:#fdd}"
-        ".not_applicable,.xfail{background:#eee}pre{margin:0;white-space:pre-wrap}"
-        "</style></head><body>\n"
-    )
-    out.write(f"<h1>Conformance: {e(name)}</h1>\n<p>Implementation <code>{e(info.impl)}</code>")
-    out.write(f", toolconf {e(__version__)}, protocol {PROTOCOL_VERSION}. {e(info.started)}</p>\n")
-    out.write(f"<p>{e(' '.join(info.judgement()))}</p>\n")
-    out.write(f"<pre>{e(chr(10).join(level_lines(results, info.provenances)))}</pre>\n")
-    for title, key in (("level", lambda r: r.level), ("area", lambda r: r.area)):
-        out.write(f"<pre>{e(format_table(title, summarize(results, key)))}</pre><br>\n")
-    out.write("<table><tr><th>scenario</th><th>outcome</th><th>spec</th><th>details</th></tr>\n")
-    for r in results:
-        details = describe_result(r) if r.outcome is not Outcome.PASS or r.mismatches else ""
-        out.write(
-            f"<tr class='{e(str(r.outcome))}'>"
-            f"<td>{e(r.area)}/{e(r.id)}<br><small>{e(r.title)}</small></td>"
-            f"<td>{e(str(r.outcome))}</td><td>{e(', '.join(r.spec))} ({e(r.level)})</td>"
-            f"<td><pre>{e(details)}</pre></td></tr>\n"
-        )
-    out.write("</table></body></html>\n")
-
-
 FORMATS: Mapping[str, Callable[[Sequence[ScenarioResult], RunInfo, TextIO], None]] = {
     "junit": _junit,
     "jsonl": _jsonl,
     "markdown": _markdown,
-    "html": _html,
+    "html": write_run_page,
 }
 """Report format name -> writer."""
 

@@ -98,7 +98,9 @@ def test_reports_in_every_format(capsys: pytest.CaptureFixture[str], tmp_path: P
 
     page = tmp_path / "r.html"
     run(capsys, "--report", "html", "--output", str(page))
-    assert "<td>fail</td>" in page.read_text()
+    assert '<span class="o o-fail">fail</span> <code class="sid">content-mismatch</code>' in (
+        page.read_text()
+    )
 
 
 def test_a_report_on_stdout_moves_the_console_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
