@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -75,6 +76,7 @@ from conformance.instruments.bench.trace import AFTER_EDIT_SHARE, SEED_REREAD_SH
 from conformance.peers.registry import connect
 from conformance.suite.checks import LEVELS
 from conformance.suite.registry import (
+    DEFAULT_BEHAVIOURS,
     DEFAULT_CODE,
     DEFAULT_EXCLUDED,
     DEFAULT_FEATURES,
@@ -404,14 +406,21 @@ def _add_stress(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def _add_matrix(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The ``matrix`` subcommand: reports side by side, per SPEC section."""
+    """The ``matrix`` subcommand: reports side by side, per behaviour and per SPEC section."""
     matrix = commands.add_parser(
         "matrix",
-        help="implementations x SPEC sections (pass / fail / n/a / not observed), "
-        "as Markdown and self-contained HTML, from JSON-lines reports",
+        help="implementations x behaviours (kept / partly / not kept / differs / n/a) and x SPEC "
+        "sections, as Markdown and self-contained HTML, from JSON-lines reports",
     )
-    matrix.add_argument("reports", type=Path, nargs="+", help="JSON-lines reports, one row each")
+    matrix.add_argument("reports", type=Path, nargs="+", help="JSON-lines reports, one column each")
     add_spec_file(matrix, DEFAULT_SPEC)
+    matrix.add_argument(
+        "--behaviours",
+        type=Path,
+        default=DEFAULT_BEHAVIOURS,
+        metavar="FILE",
+        help="the behaviour table's data (default the shipped behaviours.yaml)",
+    )
     add_report(
         matrix,
         ReportFormats(
@@ -419,6 +428,12 @@ def _add_matrix(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
             always=("markdown", "html"),
             notes={"html": "self-contained, click a cell"},
         ),
+    )
+    matrix.add_argument(
+        "--readme",
+        type=Path,
+        metavar="FILE",
+        help="also rewrite the behaviour table between its markers in this README",
     )
     matrix.add_argument("--date", default="", help="the date the page names (default: today)")
     matrix.add_argument("--regenerate", default="", help="the command that regenerates it")
@@ -658,30 +673,36 @@ def _stress(args: argparse.Namespace) -> int:
 
 
 def _matrix(args: argparse.Namespace) -> int:
-    from conformance.analysis.matrix import (  # noqa: PLC0415  (only this command needs it)
-        build_matrix,
-        load_reports,
-        matrix_html,
-        matrix_markdown,
+    from conformance.analysis.matrix_pages import (  # noqa: PLC0415  (only this command)
+        matrix_pages,
+        replace_block,
     )
 
     outputs = chosen_reports(args)
-    table = build_matrix(load_reports(args.reports), Spec.load(args.spec_file))
-    date = args.date or datetime.date.today().isoformat()
-    print(f"matrix: {len(table.rows)} implementations x {len(table.sections)} sections")
-    for row in table.rows:
-        totals = ", ".join(f"{row.total(s)} {s}" for s in ("pass", "fail", "n/a", "not observed"))
-        print(f"  {row.label}: {totals}")
+    markdown = Path(next((p for f, p in outputs if f == "markdown" and p != "-"), "matrix.md"))
+    anchor = args.readme.resolve().parent if args.readme else markdown.resolve().parent
+    pages = matrix_pages(
+        args.reports,
+        spec=args.spec_file,
+        behaviours=args.behaviours,
+        date=args.date or datetime.date.today().isoformat(),
+        command=args.regenerate,
+        readme_link=os.path.relpath(markdown.resolve(), anchor),
+    )
+    for line in pages.summary():
+        print(line)
     for fmt, path in outputs:
-        page = (matrix_markdown if fmt == "markdown" else matrix_html)(
-            table, date=date, command=args.regenerate
-        )
+        page = pages.markdown if fmt == "markdown" else pages.html
         if path == "-":
             sys.stdout.write(page)
             continue
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(page, encoding="utf-8")
         print(f"matrix: wrote {fmt} to {path}")
+    if args.readme:
+        text = args.readme.read_text("utf-8")
+        args.readme.write_text(replace_block(text, pages.readme), encoding="utf-8")
+        print(f"matrix: rewrote the behaviour table in {args.readme}")
     return EXIT_OK
 
 

@@ -24,7 +24,7 @@ The options are ``toolconf run``'s, with its meanings (``conformance.commands.op
 ``-impl``, ``-timeout``, ``-isolation``, ``-pass-env``, ``-profile``,
 ``-features``, ``-levels``, ``-expected-failures``, ``-host-paths``,
 ``-report``, and the selection ``-spec``, ``-area``, ``-level``,
-``-feature``; pytest's own ``-k``, ``-x``, ``--maxfail`` and ``--lf`` do
+``-feature``, ``-provenance``; pytest's own ``-k``, ``-x``, ``--maxfail`` and ``--lf`` do
 the rest.
 
 Each file is one ``ScenarioItem`` named by its scenario id and marked
@@ -63,12 +63,14 @@ from conformance.commands.options import (
     spec_pattern,
 )
 from conformance.commands.run import RUN_REPORTS, write_reports
+from conformance.commands.select import spec_provenances
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
 from conformance.peers.registry import connect
 from conformance.run.results import Outcome, ScenarioResult
 from conformance.run.session import RunSession, RunSettings
 from conformance.run.xfail import load_expected_failures
 from conformance.suite.checks import LEVELS
+from conformance.suite.provenance import PROVENANCES, scenario_provenance
 from conformance.suite.registry import DEFAULT_SCENARIOS
 from conformance.suite.scenario import Scenario, load_scenario
 from conformance.suite.selection import Selection
@@ -185,6 +187,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="only this requirement level (also -m MUST)",
     )
     group.addoption(
+        "--toolconf-provenance",
+        action="append",
+        default=[],
+        choices=PROVENANCES,
+        help="only scenarios whose SPEC IDs all have this provenance or another given one "
+        "(PROTO-PROVENANCE-1); repeatable",
+    )
+    group.addoption(
         "--toolconf-feature",
         action="append",
         default=[],
@@ -219,16 +229,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         levels=tuple(config.getoption("toolconf_level")),
         features=tuple(config.getoption("toolconf_feature")),
     )
-    if selection.empty:
+    provenances = _chosen_provenances(config)
+    if selection.empty and not provenances:
         return
+    of = spec_provenances() if provenances else {}
     kept: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
-        chosen = not isinstance(item, ScenarioItem) or selection.wants(item.scenario)
+        chosen = not isinstance(item, ScenarioItem) or (
+            selection.wants(item.scenario)
+            and (not provenances or scenario_provenance(item.scenario.spec, of) in provenances)
+        )
         (kept if chosen else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def _chosen_provenances(config: pytest.Config) -> tuple[str, ...]:
+    """``--toolconf-provenance``'s choices, strongest first (empty: every scenario)."""
+    given = config.getoption("toolconf_provenance")
+    return tuple(p for p in PROVENANCES if p in given)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -360,7 +381,15 @@ class _PluginSession:
         if not reports or self.session is None or not self.session.results:
             return []
         impl: str = self.config.getoption("toolconf_impl")
-        return write_reports(self.session, self.session.results, reports, impl)
+        chosen = _chosen_provenances(self.config) or PROVENANCES
+        return write_reports(
+            self.session,
+            self.session.results,
+            reports,
+            impl,
+            provenances=spec_provenances(),
+            selected=chosen,
+        )
 
     def close(self) -> None:
         """Stop the implementation."""

@@ -48,6 +48,7 @@ FEATURES: Final = (  # PROTO-FEATURES-1: the names of its table this engine supp
     "test_tools",
     "registry",
     "profiles",
+    "engine_names",
 )
 
 

@@ -32,6 +32,7 @@ from typing import Any
 from conformance.errors import ConformanceError
 from conformance.peers.registry import known_schemes, scheme_usage
 from conformance.suite.checks import LEVELS
+from conformance.suite.provenance import PROVENANCES
 from conformance.suite.registry import DEFAULT_FEATURES, DEFAULT_SCENARIOS, load_reasons
 from conformance.suite.selection import Selection
 from conformance.wire.connector import ConnectorOptions
@@ -364,6 +365,16 @@ def add_selection(parser: argparse.ArgumentParser, *, run: bool = False) -> None
         type=feature_name,
         metavar="NAME",
         help="only scenarios requiring this feature (conformance/features.yaml); repeatable",
+    )
+    parser.add_argument(
+        "--provenance",
+        dest="provenances",
+        action="append",
+        default=[],
+        choices=PROVENANCES,
+        help="only scenarios whose SPEC IDs all have this provenance or another given one "
+        "(PROTO-PROVENANCE-1; --provenance documented judges the documented contract alone); "
+        "repeatable",
     )
     parser.add_argument(
         "--from-report",

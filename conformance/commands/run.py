@@ -32,7 +32,7 @@ from conformance.analysis.console import (
 from conformance.analysis.reports import FORMATS, RunInfo, write_report
 from conformance.analysis.verdict import not_applicable_lines, verdict_line
 from conformance.commands.options import ReportFormats, chosen_reports, connector_options
-from conformance.commands.select import Selected, known_ids, select
+from conformance.commands.select import Selected, known_ids, select, spec_provenances
 from conformance.errors import AdapterFailure, ScenarioLoadError
 from conformance.peers.registry import connect
 from conformance.run.last_failed import record_run
@@ -40,6 +40,7 @@ from conformance.run.results import Outcome, ScenarioResult
 from conformance.run.session import RunSession, RunSettings
 from conformance.run.xfail import load_expected_failures
 from conformance.suite.checks import LEVELS
+from conformance.suite.provenance import PROVENANCES
 from conformance.suite.registry import DEFAULT_SPEC
 from conformance.suite.spec import Spec
 from conformance.wire.profiles import DEFAULT_PROFILE
@@ -77,9 +78,10 @@ def run_command(args: argparse.Namespace) -> int:
     baseline = load_baseline(args.baseline) if args.baseline and args.baseline.exists() else None
     if not _start(session, args.impl):
         return EXIT_UNAVAILABLE
-    _announce(session, args, len(selected.scenarios), console)
+    _announce(session, args, selected, console)
     results = _judge(session, selected, args, console)
-    _summarize(results, console)
+    provenances = spec_provenances()
+    _summarize(results, provenances, console)
     status = EXIT_FAILED if any(r.bad for r in results) else EXIT_OK
     for line in _closing_lines(session, results, args):
         print(line, file=console)
@@ -87,7 +89,10 @@ def run_command(args: argparse.Namespace) -> int:
     if stale:
         print(f"stale expected failures (no such scenario): {', '.join(stale)}", file=console)
         status = EXIT_FAILED
-    for line in write_reports(session, results, reports, args.impl) if reports else []:
+    chosen = selected.provenances or PROVENANCES
+    for line in write_reports(
+        session, results, reports, args.impl, provenances=provenances, selected=chosen
+    ):
         print(line, file=console)
     if args.baseline:
         _compare_baseline(args, baseline, results, session, console)
@@ -121,14 +126,23 @@ def _start(session: RunSession, impl: str) -> bool:
     return True
 
 
-def _announce(session: RunSession, args: argparse.Namespace, count: int, console: TextIO) -> None:
+def _announce(
+    session: RunSession, args: argparse.Namespace, selected: Selected, console: TextIO
+) -> None:
     hello = session.hello
     assert hello is not None  # started
+    count = len(selected.scenarios)
     print(f"toolconf {__version__}: {hello.name} via {args.impl}, {count} scenarios", file=console)
     for line in judgement_lines(hello.unreported, hello.inferences, args.levels):
         print(line, file=console)
     for line in profile_lines(args.profile, hello.profiles):
         print(line, file=console)
+    if selected.provenances:
+        print(
+            f"judging the scenarios whose SPEC IDs are each {' or '.join(selected.provenances)} "
+            "(PROTO-PROVENANCE-1)",
+            file=console,
+        )
 
 
 def _judge(
@@ -154,15 +168,18 @@ def _judge(
     return results
 
 
-def _summarize(results: list[ScenarioResult], console: TextIO) -> None:
-    """Each result worth a look, then the tables by level and area, then the level figures."""
+def _summarize(
+    results: list[ScenarioResult], provenances: Mapping[str, str], console: TextIO
+) -> None:
+    """Each result worth a look, then the tables by level and area, then the level figures
+    (with the behaviour figure of each provenance, SPEC ID -> provenance)."""
     bad = [r for r in results if r.bad]
     differing = [r for r in results if r.outcome is Outcome.PASS and r.mismatches]
     for result in differing + [r for r in results if r.outcome is Outcome.XFAIL] + bad:
         print("\n" + describe_result(result), file=console)
     print("\n" + format_table("level", summarize(results, lambda r: r.level)), file=console)
     print("\n" + format_table("area", summarize(results, lambda r: r.area)), file=console)
-    print("\n" + "\n".join(level_lines(results)), file=console)
+    print("\n" + "\n".join(level_lines(results, provenances)), file=console)
 
 
 def _closing_lines(
@@ -184,8 +201,15 @@ def write_reports(
     results: list[ScenarioResult],
     reports: Sequence[tuple[str, str]],
     impl: str,
+    *,
+    provenances: Mapping[str, str],
+    selected: Sequence[str] = PROVENANCES,
 ) -> list[str]:
-    """Write each (format, path) report of ``results``; a line per file written, for the console."""
+    """Write each (format, path) report of ``results``; a line per file written, for the console.
+
+    ``provenances``: SPEC ID -> its provenance; ``selected``: the provenances the run judged
+    (PROTO-PROVENANCE-1).
+    """
     hello = session.hello
     info = RunInfo(
         impl=impl,
@@ -198,6 +222,8 @@ def write_reports(
         sections=Spec.load(DEFAULT_SPEC).section_labels() if DEFAULT_SPEC.is_file() else {},
         profile=session.settings.profile,
         plays=hello.profiles if hello else (DEFAULT_PROFILE,),
+        provenances=provenances,
+        selected=tuple(selected),
     )
     lines = []
     for fmt, path in reports:

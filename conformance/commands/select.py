@@ -19,11 +19,13 @@ from conformance.commands.options import selection_of
 from conformance.errors import ConformanceError, ScenarioLoadError
 from conformance.run.last_failed import last_failed
 from conformance.run.results import BAD_OUTCOMES, Outcome
-from conformance.suite.registry import DEFAULT_SCENARIOS
-from conformance.suite.scenario import Scenario, discover, load_scenarios
+from conformance.suite.provenance import PROVENANCES, provenance_filter
+from conformance.suite.registry import DEFAULT_SCENARIOS, DEFAULT_SPEC
+from conformance.suite.scenario import RawFilter, Scenario, discover, load_scenarios
 from conformance.suite.selection import Selection
+from conformance.suite.spec import Spec
 
-__all__ = ["Selected", "failed_in_report", "known_ids", "roots_of", "select"]
+__all__ = ["Selected", "failed_in_report", "known_ids", "roots_of", "select", "spec_provenances"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +37,13 @@ class Selected:
     selection: Selection
     note: str = ""
     """Why nothing may be chosen although the options are right (no failures to rerun)."""
+    provenances: tuple[str, ...] = ()
+    """The provenances ``--provenance`` chose, strongest first; empty: every scenario."""
 
     def nothing_selected(self) -> str:
         """The message for an empty choice: what was asked, and the note."""
-        asked = _describe(self.selection)
+        chosen = [f"--provenance {p}" for p in self.provenances]
+        asked = " ".join(filter(None, [_describe(self.selection), *chosen]))
         return (
             "no scenarios selected"
             + (f" by {asked}" if asked else "")
@@ -58,19 +63,42 @@ def roots_of(paths: list[Path]) -> list[Path]:
     return paths or [DEFAULT_SCENARIOS]
 
 
+def spec_provenances() -> dict[str, str]:
+    """SPEC ID -> its provenance, from the shipped SPEC.md's evidence (none without it)."""
+    return dict(Spec.load(DEFAULT_SPEC).provenances()) if DEFAULT_SPEC.is_file() else {}
+
+
 def select(args: argparse.Namespace) -> Selected:
     """Load the scenarios ``args`` choose (``add_selection``'s arguments).
 
     Raises:
-        ConformanceError: a path or report that does not exist or does not read.
+        ConformanceError: a path or report that does not exist or does not read, or
+            ``--provenance`` without provenances in SPEC.md's evidence.
     """
     paths = roots_of(list(args.paths))
     root = paths[0] if len(paths) == 1 and paths[0].is_dir() else DEFAULT_SCENARIOS
     ids, note = _rerun_ids(args)
     selection = selection_of(args, ids)
+    chosen = tuple(p for p in PROVENANCES if p in getattr(args, "provenances", ()))
+    filters = [f for f in (selection.raw_filter(), _provenance_filter(chosen)) if f]
+
+    def every(data: object) -> bool:
+        return all(f(data) for f in filters)
+
     files = [p for p in discover(paths) if selection.wants_file(p, _area(p, root))]
-    scenarios, errors = load_scenarios(files, root=root, keep=selection.raw_filter())
-    return Selected([s for s in scenarios if selection.wants(s)], errors, selection, note)
+    scenarios, errors = load_scenarios(files, root=root, keep=every if filters else None)
+    kept = [s for s in scenarios if selection.wants(s)]
+    return Selected(kept, errors, selection, note, chosen)
+
+
+def _provenance_filter(chosen: tuple[str, ...]) -> RawFilter | None:
+    """PROTO-PROVENANCE-1: the scenarios whose every SPEC ID is of a chosen provenance."""
+    if not chosen:
+        return None
+    provenances = spec_provenances()
+    if not provenances:
+        raise ConformanceError("--provenance: SPEC.md's evidence gives no provenances")
+    return provenance_filter(chosen, provenances)
 
 
 def known_ids(paths: list[Path]) -> list[str]:

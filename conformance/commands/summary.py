@@ -31,7 +31,8 @@ _SHOWN_IDS: Final = 8
 
 def summary_command(args: argparse.Namespace) -> int:
     """``toolconf summary``; 1 when any report has a scenario that did not pass."""
-    sections = _sections(args.spec_file)
+    spec = _spec(args.spec_file)
+    sections, provenances = spec.section_labels(), dict(spec.provenances())
     runs: list[tuple[str, list[ScenarioResult]]] = []
     for path in args.reports:
         header, results = _read(path)
@@ -39,7 +40,7 @@ def summary_command(args: argparse.Namespace) -> int:
         name = f"{implementation.get('name', '?')} {implementation.get('version', '')}".strip()
         print(f"== {path}: {name} via {header.get('impl', '?')}, {header.get('started', '')}")
         print(format_table("area", summarize(results, lambda r: r.area)))
-        print("\n".join(level_lines(results)))
+        print("\n".join(level_lines(results, provenances)))
         lines = failures_by_section(results, sections)
         if lines:
             print("not passing, by SPEC section:")
@@ -63,11 +64,12 @@ def _read(path: Path) -> tuple[Mapping[str, Any], list[ScenarioResult]]:
     return report.header, results
 
 
-def _sections(spec: Path) -> dict[str, str]:
+def _spec(path: Path) -> Spec:
     try:
-        return Spec.load(spec).section_labels()
+        spec = Spec.load(path)
     except OSError as exc:
-        raise ConformanceError(f"cannot read {spec}: {exc}") from exc
+        raise ConformanceError(f"cannot read {path}: {exc}") from exc
+    return spec
 
 
 def failures_by_section(

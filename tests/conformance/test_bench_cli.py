@@ -15,6 +15,8 @@ from conformance.instruments.bench import report
 from conformance.instruments.bench.run import bench
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_reference_and_another_implementation_are_measured_side_by_side(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -55,6 +57,8 @@ def test_the_reference_and_another_implementation_are_measured_side_by_side(
         assert image.size == (1000, 620)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_an_implementation_that_cannot_start_is_reported_and_fails_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -87,6 +91,7 @@ def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) 
     assert "bench:" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_summary_gives_the_headline_ratios() -> None:
     run = bench([("reference", "direct")], rounds=1, reads=20, say=lambda _line: None)
     headline = report.summary(run)["reference"]
@@ -98,6 +103,7 @@ def test_the_summary_gives_the_headline_ratios() -> None:
     assert Image.open(io.BytesIO(png)).size == (1000, 620)
 
 
+@pytest.mark.slow
 def test_the_trace_shares_are_the_ones_asked_for(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

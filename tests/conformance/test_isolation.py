@@ -109,6 +109,7 @@ def home_at(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.mark.subprocess
 @needs_isolation
 def test_a_broken_adapter_cannot_replace_dev_null_or_write_the_real_home(home_at: str) -> None:
     """SPEC: PROTO-ISOLATE-1
@@ -153,6 +154,7 @@ def test_the_deeper_path_decides_whether_it_is_writable(tmp_path: Path) -> None:
     assert mount_plan([root, tmp_path / "missing"], [tmp]) == [(root, False), (tmp, True)]
 
 
+@pytest.mark.subprocess
 def test_host_path_scenarios_are_skipped_loudly_unless_isolated() -> None:
     with Runner(_connector("off")) as runner:
         assert not runner.isolated
@@ -163,6 +165,7 @@ def test_host_path_scenarios_are_skipped_loudly_unless_isolated() -> None:
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
+@pytest.mark.subprocess
 def test_the_cli_says_in_one_line_why_host_path_scenarios_were_skipped(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -194,6 +197,7 @@ def _aims(scenario: Scenario) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_scenario_aiming_at_host_paths_declares_them() -> None:
     scenarios, errors = load_scenarios([DEFAULT_SCENARIOS], root=DEFAULT_SCENARIOS)
     assert not errors
@@ -206,6 +210,7 @@ def test_every_scenario_aiming_at_host_paths_declares_them() -> None:
     assert DEV_NULL.host_paths == ("/dev/null",)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
 def test_stopping_an_adapter_leaves_no_process(isolation: str) -> None:
     connector = _connector(isolation)
@@ -216,6 +221,8 @@ def test_stopping_an_adapter_leaves_no_process(isolation: str) -> None:
     assert _sleepers(seconds) == []
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
 def test_a_timed_out_adapter_is_killed_with_its_children(isolation: str) -> None:
     connector = _connector(isolation)
@@ -232,6 +239,7 @@ def test_a_timed_out_adapter_is_killed_with_its_children(isolation: str) -> None
         connector.close()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
 def test_an_adapter_starts_with_a_scrubbed_environment_and_a_private_home(
     isolation: str, monkeypatch: pytest.MonkeyPatch
@@ -262,6 +270,8 @@ def test_an_adapter_starts_with_a_scrubbed_environment_and_a_private_home(
     assert extra <= {"PWD", "SHLVL", "_"}  # what a shell or Python itself may add
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
 def test_a_hook_of_a_timed_out_adapter_is_killed_too(isolation: str, tmp_path: Path) -> None:
     """The reference adapter runs a hook in a session of its own; the adapter's timeout kills it."""

@@ -14,6 +14,10 @@ from conftest import DATA, FAKE
 
 _INSTALLED = any(ep.name == "toolconf" for ep in entry_points(group="pytest11"))
 PLUGIN = [] if _INSTALLED else ["-p", "conformance.pytest_plugin"]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.subprocess,
+]  # every test runs pytest again, seconds each
 
 
 @pytest.fixture

@@ -100,7 +100,9 @@ def test_reports_in_every_format(capsys: pytest.CaptureFixture[str], tmp_path: P
 
     page = tmp_path / "r.html"
     run(capsys, "--report", f"html={page}")
-    assert "<td>fail</td>" in page.read_text()
+    assert '<span class="o o-fail">fail</span> <code class="sid">content-mismatch</code>' in (
+        page.read_text()
+    )
 
 
 def test_a_report_on_stdout_moves_the_console_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
@@ -151,6 +153,7 @@ def test_a_scenario_file_that_does_not_load_is_an_error(
     assert "bad.yaml:1: missing field 'title'" in out
 
 
+@pytest.mark.subprocess
 def test_an_implementation_that_cannot_start_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", SUITE, "--impl", fake_command("bad_protocol")]) == 3
     assert "protocol 2" in capsys.readouterr().err
@@ -207,6 +210,7 @@ def test_lint_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     assert "FAKE-CALL-9: (MUST) cited by no comment or docstring in code/" in out
 
 
+@pytest.mark.subprocess
 def test_smoke_says_what_the_implementation_is(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["smoke", "--impl", fake_command("ok")]) == 0
     out = capsys.readouterr().out
@@ -216,6 +220,7 @@ def test_smoke_says_what_the_implementation_is(capsys: pytest.CaptureFixture[str
     assert "not usable: [version_mismatch]" in capsys.readouterr().out
 
 
+@pytest.mark.subprocess
 def test_python_dash_m_conformance_is_the_same_cli() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "conformance", "list", SUITE, "-k", "call-ok"],
@@ -266,6 +271,7 @@ def test_several_reports_in_one_run_each_to_its_path(
     assert main(["run", SUITE, "--impl", FAKE, "--report", "jsonl=-", "--report", "html=-"]) == 2
 
 
+@pytest.mark.subprocess
 def test_junit_parses_when_the_adapter_writes_colour_codes_and_nuls_to_stderr(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -321,6 +327,7 @@ def test_keep_prints_each_kept_sandbox(capsys: pytest.CaptureFixture[str]) -> No
     shutil.rmtree(kept[0])
 
 
+@pytest.mark.subprocess
 def test_the_adapter_template_speaks_protocol_v1(capsys: pytest.CaptureFixture[str]) -> None:
     template = "stdio:" + shlex.join([sys.executable, "-m", "conformance.adapter_template"])
     assert main(["smoke", "--impl", template]) == 0

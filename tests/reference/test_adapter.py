@@ -48,6 +48,7 @@ def session(tmp_path: Path, session_dir: Path) -> dict[str, Any]:
     return {"root": str(tmp_path), "prompt": "allow", "session_dir": str(session_dir)}
 
 
+@pytest.mark.subprocess
 def test_hello_begin_call_end_then_eof_exits_0(tmp_path: Path, session_dir: Path) -> None:
     """SPEC: PROTO-HELLO-1, PROTO-BEGIN-1, PROTO-CALL-1, PROTO-END-1, PROTO-EOF-1, PROTO-SEQ-1"""
     path = tmp_path / "a.txt"
@@ -78,11 +79,13 @@ def test_hello_begin_call_end_then_eof_exits_0(tmp_path: Path, session_dir: Path
     assert path.read_bytes() == b"hi\n"
 
 
+@pytest.mark.subprocess
 def test_eof_without_any_request_exits_0() -> None:
     """SPEC: PROTO-EOF-1"""
     assert run_adapter() == ([], 0)
 
 
+@pytest.mark.subprocess
 def test_bad_lines_get_bad_request_and_serving_goes_on(tmp_path: Path, session_dir: Path) -> None:
     """SPEC: PROTO-BAD-1, PROTO-SEQ-1"""
     read = {"id": "r", "name": "Read", "input": {"file_path": "/dev/null"}}
@@ -107,6 +110,7 @@ def test_bad_lines_get_bad_request_and_serving_goes_on(tmp_path: Path, session_d
     assert answers[-1]["protocol"] == 1
 
 
+@pytest.mark.subprocess
 def test_tool_use_without_a_string_id_or_an_input_key_is_a_bad_request(
     tmp_path: Path, session_dir: Path
 ) -> None:
@@ -124,6 +128,7 @@ def test_tool_use_without_a_string_id_or_an_input_key_is_a_bad_request(
     ]
 
 
+@pytest.mark.subprocess
 def test_non_object_input_is_the_model_mistake_not_a_bad_request(
     tmp_path: Path, session_dir: Path
 ) -> None:
@@ -135,6 +140,7 @@ def test_non_object_input_is_the_model_mistake_not_a_bad_request(
     assert answers[1]["outcome"]["stage"] == "input_schema"
 
 
+@pytest.mark.subprocess
 def test_begin_ignores_unknown_settings_sources(tmp_path: Path, session_dir: Path) -> None:
     """SPEC: PROTO-BEGIN-1"""
     spec = {**session(tmp_path, session_dir), "settings": {"someFutureSource": {"x": 1}}}
@@ -142,6 +148,7 @@ def test_begin_ignores_unknown_settings_sources(tmp_path: Path, session_dir: Pat
     assert answers == [{"seq": 1, "ok": True}]
 
 
+@pytest.mark.subprocess
 def test_begin_creates_a_missing_session_dir(tmp_path: Path) -> None:
     """SPEC: PROTO-BEGIN-2"""
     session_dir = tmp_path / "not" / "yet"
@@ -152,6 +159,7 @@ def test_begin_creates_a_missing_session_dir(tmp_path: Path) -> None:
     assert session_dir.is_dir()
 
 
+@pytest.mark.subprocess
 def test_a_session_dir_that_cannot_be_a_directory_is_a_bad_request(tmp_path: Path) -> None:
     """SPEC: PROTO-BEGIN-4, PROTO-BAD-1, PROTO-SEQ-1
 
@@ -206,6 +214,7 @@ def run_adapter_bytes(data: bytes) -> tuple[list[bytes], int]:
     return out.split(b"\n")[:-1], proc.returncode
 
 
+@pytest.mark.subprocess
 def test_nesting_too_deep_to_parse_is_a_bad_request_not_an_exit() -> None:
     """SPEC: PROTO-BAD-1, PROTO-SEQ-1"""
     deep = "[" * 100_000 + "]" * 100_000
@@ -241,6 +250,7 @@ def test_the_seq_of_a_line_too_deep_to_parse_is_found_at_its_top_level(
     assert top_level_seq(line) == seq
 
 
+@pytest.mark.subprocess
 def test_lone_surrogates_are_echoed_as_escapes_in_valid_utf8(
     tmp_path: Path, session_dir: Path
 ) -> None:
@@ -262,6 +272,7 @@ def test_lone_surrogates_are_echoed_as_escapes_in_valid_utf8(
     assert ids == ["i\ud800", "i\udc80", "i\udcff", "ié\ud800"]
 
 
+@pytest.mark.subprocess
 def test_a_raw_cr_never_ends_a_request(tmp_path: Path, session_dir: Path) -> None:
     """SPEC: PROTO-TRANSPORT-2, PROTO-SEQ-1"""
     spec = json.dumps(session(tmp_path, session_dir))
@@ -281,6 +292,7 @@ def test_a_raw_cr_never_ends_a_request(tmp_path: Path, session_dir: Path) -> Non
     assert answers[3]["protocol"] == 1
 
 
+@pytest.mark.subprocess
 def test_a_message_whose_call_fails_inside_the_engine_is_answered(
     tmp_path: Path, session_dir: Path
 ) -> None:
@@ -341,6 +353,7 @@ class _Adapter:
         self.proc.stdout.close()
 
 
+@pytest.mark.subprocess
 def test_two_adapters_editing_one_file_never_lose_an_edit(tmp_path: Path) -> None:
     """SPEC: STATE-LOCK-1, STATE-STALE-2, STATE-SESSION-1"""
     root = tmp_path / "root"
@@ -389,6 +402,7 @@ def test_two_adapters_editing_one_file_never_lose_an_edit(tmp_path: Path) -> Non
     assert done >= 40  # at least one edit of every round went through
 
 
+@pytest.mark.subprocess
 def test_a_start_removes_the_session_dirs_of_killed_adapters_and_no_other(tmp_path: Path) -> None:
     """SPEC: PROTO-END-2, PROTO-BEGIN-2, PROTO-END-1
 

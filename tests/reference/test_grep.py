@@ -34,8 +34,8 @@ from reference.tools.grep.tool import ENGINE_ENV, GREP_TOOL, GrepInput, engine_n
 
 HAS_RG = rg_engine.executable() is not None
 NO_RG = "no rg beside this Python or on PATH: pip install -e '.[test]' installs ripgrep 14"
-ENGINES = ["python", pytest.param("rg", marks=pytest.mark.skipif(not HAS_RG, reason=NO_RG))]
 needs_rg = pytest.mark.skipif(not HAS_RG, reason=NO_RG)
+ENGINES = ["python", pytest.param("rg", marks=[needs_rg, pytest.mark.subprocess])]
 
 
 @pytest.fixture(params=ENGINES)
@@ -142,6 +142,7 @@ def test_engine_selection(monkeypatch: pytest.MonkeyPatch) -> None:
         assert engine_name() == "rg"
 
 
+@pytest.mark.subprocess
 def test_rg_is_there_and_is_the_pinned_ripgrep_14() -> None:
     """SPEC: GREP-ENGINE-1, GREP-FILES-1
 
@@ -239,6 +240,7 @@ def run_engine(request: SearchRequest, rg: str | None) -> list[tuple[str, Any]]:
     return sorted((h.path, h.matching_lines if request.wants == "counts" else 0) for h in hits)
 
 
+@pytest.mark.subprocess
 @needs_rg
 def test_both_engines_agree_on_a_generated_corpus(tmp_path: Path) -> None:
     """SPEC: GREP-ENGINE-1, GREP-FILES-1, GREP-MATCH-1"""
@@ -728,6 +730,7 @@ def test_read_deny_rules_filter_every_mode(tmp_path: Path, begin: Begin, grep_en
     assert response["outcome"]["stage"] == "permission"  # the path itself: denied outright
 
 
+@pytest.mark.subprocess
 def test_outside_the_working_directories_the_user_is_asked(tmp_path: Path, begin: Begin) -> None:
     """SPEC: PERM-READ-1, TOOL-PATH-1"""
     root, outside = tmp_path / "root", tmp_path / "outside"
@@ -769,6 +772,7 @@ def test_tool_properties(ctx: ToolUseContext) -> None:
     assert GREP_TOOL.check_permissions(inp, ctx).behavior == "allow"
 
 
+@pytest.mark.subprocess
 def test_input_schema_uses_the_dash_names(call: Call) -> None:
     """SPEC: TOOL-SCHEMA-1"""
     assert_refused(
@@ -797,6 +801,7 @@ def fake_rg(directory: Path, body: str) -> str:
     return str(script)
 
 
+@pytest.mark.subprocess
 def test_a_slow_rg_is_killed_at_the_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -842,6 +847,7 @@ def test_a_grep_past_its_limit_is_a_coded_failure(
     assert answer["outcome"]["error_name"] == "SearchTimeoutError"
 
 
+@pytest.mark.subprocess
 def test_an_abort_kills_rg(tmp_path: Path) -> None:
     """Reference-defined: an aborted Grep stops rg at once (SCHED-ABORT-1)."""
     rg = fake_rg(tmp_path, "import time\ntime.sleep(30)\n")
@@ -862,6 +868,7 @@ def test_an_aborted_python_search_stops(tmp_path: Path) -> None:
         python_engine.search(request, abort)
 
 
+@pytest.mark.subprocess
 def test_rg_per_file_errors_are_not_failures(tmp_path: Path) -> None:
     """Reference-defined: rg's status 2 for an unreadable file keeps the other results."""
     rg = fake_rg(
@@ -955,6 +962,7 @@ def test_newlines_only_in_multiline_mode() -> None:
     compile_pattern(r"[^a]\s", ignore_case=False, multiline=False)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("pattern", "matches", "misses"),
     [
@@ -1039,6 +1047,7 @@ def _search_on_a_busy_cpu(root: Path, pattern: str, globs: list[str], limit: flo
     return json.loads(done.stdout)
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity (Linux)")
 @pytest.mark.parametrize("case", ["pattern", "glob", "ignore file"])
 def test_the_python_engine_answers_at_its_limit_on_the_wall_clock_under_load(

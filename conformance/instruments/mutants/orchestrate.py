@@ -42,6 +42,13 @@ only by scenarios citing none of its IDs is reported as "killed, but not by
 its own IDs" and fails the command like a survivor: its declared IDs have no
 scenario that catches the fault, which is a hole in the scenarios.
 
+The **behaviour** column says whether an own killer failed the mutant on
+what it did (a behaviour mismatch, or the implementation breaking), not
+only on identity or rendering (PROTO-LEVEL-1). A "no" there is not a
+failure of the command, but it shows a rule whose scenarios always meet a
+second rule that refuses too: give the rule a scenario where nothing else
+decides.
+
 Exit status: 0 every mutant killed by its own IDs; 1 a survivor, a mutant
 killed only by other IDs, a mutant or control that could not run, or a
 failing control; 2 bad usage (an unknown ``--only`` name).
@@ -139,6 +146,20 @@ class MutantVerdict:
         declared = set(self.mutant.breaks)
         own = tuple(k for k in self.killers if declared & set(k.spec))
         object.__setattr__(self, "own", own)
+
+    @property
+    def by_behaviour(self) -> bool:
+        """Whether one of its own killers failed it on what it did (PROTO-LEVEL-1).
+
+        A behaviour mismatch, or the implementation breaking (an error, a
+        crash, a timeout); a mutant killed only on identity or rendering
+        changed no behaviour verdict, so its rule is shown together with
+        another that decides the same scenarios.
+        """
+        return any(
+            k.outcome != "fail" or any(level == "behaviour" for _, level, _ in k.signature)
+            for k in self.own
+        )
 
     @property
     def status(self) -> str:
@@ -358,16 +379,25 @@ def _table(rows: Sequence[Sequence[str]]) -> str:
     )
 
 
-_HEADER: Final = ("mutant", "result", "decided in", "failed", "own IDs", "killed by (first few)")
+_HEADER: Final = (
+    "mutant",
+    "result",
+    "decided in",
+    "failed",
+    "own IDs",
+    "behaviour",
+    "killed by (first few)",
+)
 
 
-def _row(verdict: MutantVerdict) -> tuple[str, str, str, str, str, str]:
+def _row(verdict: MutantVerdict) -> tuple[str, str, str, str, str, str, str]:
     return (
         verdict.mutant.name,
         f"NOT RUN: {verdict.error}" if verdict.error else verdict.status,
         f"{verdict.stage} run",
         f"{len(verdict.killers)} of {verdict.scenarios}",
         "yes" if verdict.own else "no",
+        "yes" if verdict.by_behaviour else "no",
         ", ".join(verdict.examples()) or "-",
     )
 
@@ -383,22 +413,25 @@ def _markdown(
     out.write("# Mutants\n\n")
     out.write(
         f"Mode: {_mode_text(args)}.\n\n"
-        f"{good} of {len(verdicts)} mutants killed by a scenario citing their own SPEC IDs; "
+        f"{good} of {len(verdicts)} mutants killed by a scenario citing their own SPEC IDs, "
+        f"{sum(v.by_behaviour for v in verdicts)} of them at the behaviour level; "
         f"control (unmutated reference): {control}; "
         f"wall time {seconds:.1f} s with {args.jobs} job(s).\n\n"
     )
     out.write(
-        "| mutant | breaks | result | decided in | failed | killed by (first few) | fault |\n"
+        "| mutant | breaks | result | decided in | failed | behaviour | killed by (first few)"
+        " | fault |\n"
     )
-    out.write("|---|---|---|---|---:|---|---|\n")
+    out.write("|---|---|---|---|---:|---|---|---|\n")
     for v in verdicts:
-        name, result, stage, failed, _, _ = _row(v)
+        name, result, stage, failed, _, behaviour, _ = _row(v)
         cells = [
             f"`{name}`",
             ", ".join(v.mutant.breaks),
             result,
             stage,
             failed,
+            behaviour,
             ", ".join(f"`{k}`" for k in v.examples()) or "-",
             f"{v.mutant.description} ({v.mutant.scope})",
         ]
@@ -463,6 +496,7 @@ def run_mutants(args: argparse.Namespace) -> int:
     verdict = "OK" if control_ok and good == len(verdicts) else "FAILED"
     print(
         f"\n{verdict}: {good} of {len(verdicts)} mutants killed by their own SPEC IDs"
+        f" ({sum(v.by_behaviour for v in verdicts)} at the behaviour level)"
         f"{'' if control_ok else '; the control is not passing'} ({seconds:.1f} s)"
     )
     return EXIT_OK if verdict == "OK" else EXIT_FAILED
