@@ -145,5 +145,12 @@ def verdict_line(results: Sequence[ScenarioResult]) -> str:
             f"PASSED: {passed} scenarios passed and {xfail} failed as expected (xfail){applicable}."
         )
     if not na:
-        return f"PASSED: all {total} scenarios passed."
-    return f"PASSED: all {passed} applicable scenarios passed{applicable}."
+        return f"PASSED: {_all(total)} passed."
+    return f"PASSED: {_all(passed, 'applicable ')} passed{applicable}."
+
+
+def _all(count: int, kind: str = "") -> str:
+    """``all 12 scenarios``, or ``the 1 scenario``, with ``kind`` before the noun."""
+    if count == 1:
+        return f"the 1 {kind}scenario"
+    return f"all {count} {kind}scenarios"

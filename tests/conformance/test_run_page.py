@@ -95,7 +95,7 @@ def test_the_verdict_comes_first_then_levels_then_failures_by_area_and_section()
 
 def test_a_run_without_failures_says_ok() -> None:
     page = _page([_result("w-pass", Outcome.PASS, "write", "WRITE-A-1")])
-    assert '<p class="verdict ok" id="verdict">OK: 0 of 1 scenarios not passing</p>' in page
+    assert '<p class="verdict ok" id="verdict">PASSED: the 1 scenario passed.</p>' in page
     assert "Not passing" not in page
 
 
@@ -110,7 +110,8 @@ def test_the_run_report_renders_filters_and_wraps_in_chromium(tmp_path: Path) ->
         chrome.get(page.as_uri())
         first = chrome.find_element(By.CSS_SELECTOR, "body > *:nth-child(2)")
         assert first.get_attribute("id") == "verdict"
-        assert first.text == "FAILED: 2 of 4 scenarios not passing"
+        assert first.text == verdict_line(_results())
+        assert first.text.startswith("FAILED: 2 of 4 scenarios did not pass")
         groups = chrome.find_elements(By.CSS_SELECTOR, "details.group")
         assert all(g.get_attribute("open") is None for g in groups)  # folded
         chrome.find_element(By.ID, "filter").send_keys("e-fail")
