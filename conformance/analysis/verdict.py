@@ -138,15 +138,20 @@ def verdict_line(results: Sequence[ScenarioResult]) -> str:
             f"{passed} passed{extra}."
         )
     if not passed and not xfail:
-        return f"PASSED, vacuously: none of the {total} scenarios applies (why above)."
+        return f"PASSED, vacuously: none of the {total} {_noun(total)} applies (why above)."
     applicable = "" if not na else f" ({na} of {total} not applicable)"
     if xfail:
         return (
-            f"PASSED: {passed} scenarios passed and {xfail} failed as expected (xfail){applicable}."
+            f"PASSED: {passed} {_noun(passed)} passed and {xfail} failed as expected (xfail)"
+            f"{applicable}."
         )
     if not na:
         return f"PASSED: {_all(total)} passed."
     return f"PASSED: {_all(passed, 'applicable ')} passed{applicable}."
+
+
+def _noun(count: int) -> str:
+    return "scenario" if count == 1 else "scenarios"
 
 
 def _all(count: int, kind: str = "") -> str:
