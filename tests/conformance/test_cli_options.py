@@ -260,6 +260,7 @@ def test_a_missing_extra_names_its_pip_command(
     assert isinstance(info.value, ConformanceError)
 
 
+@pytest.mark.subprocess
 def test_the_mcp_server_without_its_extra_names_its_pip_command(tmp_path: Path) -> None:
     hidden = tmp_path / "sitecustomize.py"
     hidden.write_text("import sys; sys.modules['mcp'] = None\n")
@@ -329,6 +330,7 @@ def test_a_first_npm_install_shows_npms_output_on_stderr(
     assert capfd.readouterr() == ("", "")  # installed once, quiet after
 
 
+@pytest.mark.subprocess
 def test_the_plugin_starts_the_implementation_uncaptured(tmp_path: Path) -> None:
     """What an implementation prints while it starts (a first install) reaches the terminal,
     even when every scenario passes."""

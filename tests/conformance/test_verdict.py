@@ -34,13 +34,13 @@ def test_each_why_is_one_line_with_what_changes_it() -> None:
         result("u", NA, kind="unsupported", message="raw begin not supported"),
         result("o", NA, reason="something else"),
     ]
-    assert not_applicable_lines(results, "stdio:./x") == [
+    assert not_applicable_lines(results, "adapter ./x") == [
         "not applicable: 7 of 8",
         "  2 need a feature the implementation does not declare in hello (bash 2, grep 1): "
         "toolconf list --feature NAME shows them",
         "  2 hold only under other profiles (claude-code-latest 2, claude-code-2.1.88 1): "
         "--profile NAME judges them",
-        "  1 aims at real host paths (/dev/null) and stdio:./x is not isolated: --host-paths "
+        "  1 aims at real host paths (/dev/null) and adapter ./x is not isolated: --host-paths "
         "runs it, at this host's risk (h)",
         "  1 something else (o)",
         "  1 was answered `unsupported` by the implementation (PROTO-UNSUPPORTED-1): u",
