@@ -1,9 +1,10 @@
-"""Build hook: the wheel carries the repository's ``SPEC.md`` and ``fixtures/``.
+"""Build hook: the wheel carries the repository's ``SPEC.md``, ``spec/`` and ``fixtures/``.
 
-Both live at the repository root, outside the ``conformance`` package, yet
-``toolconf lint`` reads SPEC.md and the scenarios expand ``{fixtures}`` to the
-hook scripts, images, PDFs and notebooks. ``build_py`` copies them into
-``conformance/_data/`` of the build, where ``conformance.suite.registry`` looks
+They live at the repository root, outside the ``conformance`` package, yet
+``toolconf lint`` reads SPEC.md with its evidence and annexes (``spec/``), and
+the scenarios expand ``{fixtures}`` to the hook scripts, images, PDFs and
+notebooks. ``build_py`` copies them into ``conformance/_data/`` of the build,
+where ``conformance.suite.registry`` looks
 first, so an installed wheel passes its own suite from any directory. The
 sdist carries them too (``MANIFEST.in``), so a wheel built from it does as well.
 """
@@ -17,11 +18,11 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-SHIPPED = ("SPEC.md", "fixtures")
+SHIPPED = ("SPEC.md", "spec", "fixtures")
 
 
 class BuildWithData(build_py):
-    """``build_py``, then SPEC.md and fixtures/ copied into ``conformance/_data``."""
+    """``build_py``, then SPEC.md, spec/ and fixtures/ copied into ``conformance/_data``."""
 
     def run(self) -> None:
         super().run()

@@ -22,6 +22,7 @@ __all__ = [
     "AdapterTimeout",
     "AdapterUnsupported",
     "ConformanceError",
+    "MissingExtra",
     "Problem",
     "ProtocolError",
     "ScenarioError",
@@ -33,6 +34,37 @@ __all__ = [
 
 class ConformanceError(Exception):
     """Root of every exception the runner raises on purpose."""
+
+
+class MissingExtra(ConformanceError):
+    """A part of the package needs an optional dependency that is not installed.
+
+    The message names the part, the extra and the pip command that installs it.
+    """
+
+    EXTRAS: ClassVar[dict[str, str]] = {
+        "mcp": "mcp",
+        "anyio": "mcp",
+        "uvicorn": "mcp",
+        "starlette": "mcp",
+        "pytest": "pytest",
+        "hypothesis": "properties",
+        "pytest_benchmark": "bench",
+        "selenium": "test",
+    }
+    """Top-level module -> the extra of pyproject.toml that installs it."""
+
+    def __init__(self, what: str, module: str) -> None:
+        self.extra = self.extra_of(module) or "test"
+        super().__init__(
+            f"{what} needs the {self.extra} extra: pip install 'toolsys-reference[{self.extra}]' "
+            f"(No module named {module!r})"
+        )
+
+    @classmethod
+    def extra_of(cls, module: str | None) -> str | None:
+        """The extra that installs ``module`` (or its top-level package), if one does."""
+        return cls.EXTRAS.get((module or "").partition(".")[0])
 
 
 @dataclass(frozen=True, slots=True)

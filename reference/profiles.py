@@ -5,7 +5,8 @@ contracts; every other ID is the same under all of them. This module is the
 one place that decides what a profile changes: the tools read a field of
 ``session.profile`` (each field cites its ID), they never test a profile's
 name. A new variant is a new field here, its value in the profiles that
-have it, and the ``Profiles:`` line under its ID in SPEC.md.
+have it, and the ``profiles:`` statement of its ID's evidence entry
+(``spec/evidence/``), from which SPEC.md's annex of each profile is generated.
 
 ``open`` lists the IDs a profile was measured to differ on but does not
 model (PROFILE-OPEN-1): the engine plays the documented behaviour there, and
@@ -102,7 +103,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "fill_keeps_bom": "EDIT-CREATE-1",
     }
 )
-"""Each variant field of :class:`Profile` and the SPEC ID whose ``Profiles:`` line states it."""
+"""Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
 
 
 def varying_ids(profile: Profile) -> dict[str, str]:

@@ -21,14 +21,13 @@ and closing notes quote.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from conformance.suite.registry import Requirement, parse_spec
+from conformance.suite.spec import Requirement, Spec
 
 __all__ = [
     "LEVELS",
@@ -38,10 +37,10 @@ __all__ = [
     "explain",
     "fidelity_markdown",
     "id_statuses",
+    "level_verdicts",
     "load_report",
     "merge_reports",
     "profile_line",
-    "spec_sections",
     "summarize",
     "write_jsonl",
 ]
@@ -51,7 +50,6 @@ AGREES: Final = "agrees"
 DISAGREES: Final = "disagrees"
 NOT_OBSERVABLE: Final = "not observable"
 _BROKEN: Final = frozenset({"crash", "timeout", "error"})
-_HEADING = re.compile(r"^(#{2,3}) (\d+(?:\.\d+)?)\.? (.+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,25 +133,10 @@ def profile_line(header: Mapping[str, Any]) -> str:
     )
 
 
-def spec_sections(text: str) -> dict[str, str]:
-    """ID -> the heading of the section (``12.4 Dedup of unchanged re-reads``) it is in."""
-    requirements, _ = parse_spec(text)
-    by_line = sorted((r.line, r.id) for r in requirements.values())
-    headings: list[tuple[int, str]] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if m := _HEADING.match(line):
-            headings.append((number, f"{m[2]} {m[3]}"))
-    out: dict[str, str] = {}
-    index = -1
-    for at, requirement_id in by_line:
-        while index + 1 < len(headings) and headings[index + 1][0] < at:
-            index += 1
-        out[requirement_id] = headings[index][1] if index >= 0 else "preamble"
-    return out
-
-
-def _level_verdicts(result: Mapping[str, Any]) -> dict[str, str]:
-    """Level -> ``pass``/``fail``/``unobserved`` for one scenario result."""
+def level_verdicts(result: Mapping[str, Any]) -> dict[str, str]:
+    """Level -> ``pass``/``fail``/``unobserved`` for one scenario result: a crash, timeout
+    or error fails behaviour, a report from before assertion levels gives its outcome to
+    every level."""
     outcome = result.get("raw_outcome") or result.get("outcome")
     if outcome == "not_applicable":
         return dict.fromkeys(LEVELS, "unobserved")
@@ -171,17 +154,13 @@ def _level_verdicts(result: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def id_statuses(report: Report, spec_text: str) -> list[IdStatus]:
+def id_statuses(report: Report, spec: Spec) -> list[IdStatus]:
     """Every SPEC.md requirement with its statuses under ``report``, in SPEC order."""
-    requirements, _ = parse_spec(spec_text)
-    sections = spec_sections(spec_text)
-    statuses = {
-        rid: IdStatus(requirement=req, section=sections.get(rid, ""))
-        for rid, req in sorted(requirements.items(), key=lambda item: item[1].line)
-    }
+    sections = spec.section_labels()
+    statuses = {req.id: IdStatus(requirement=req, section=sections[req.id]) for req in spec}
     seen: dict[str, dict[str, set[str]]] = {rid: {lv: set() for lv in LEVELS} for rid in statuses}
     for result in report.results:
-        verdicts = _level_verdicts(result)
+        verdicts = level_verdicts(result)
         outcome = str(result.get("raw_outcome") or result.get("outcome"))
         for rid in result.get("spec", []):
             status = statuses.get(rid)
@@ -237,7 +216,7 @@ def explain(report: Report, expected: Mapping[str, str]) -> Explained:
     stale: list[str] = []
     for result in report.results:
         rid = str(result.get("id"))
-        behaviour = _level_verdicts(result)["behaviour"]
+        behaviour = level_verdicts(result)["behaviour"]
         if behaviour == "fail":
             if rid in expected:
                 explained[rid] = expected[rid]
@@ -250,7 +229,7 @@ def explain(report: Report, expected: Mapping[str, str]) -> Explained:
 
 def fidelity_markdown(
     report: Report,
-    spec_text: str,
+    spec: Spec,
     *,
     command: str,
     date: str,
@@ -261,7 +240,7 @@ def fidelity_markdown(
     With ``expected`` (an expected-failures file), the page also says which
     behaviour disagreements its reasons account for and which nothing does.
     """
-    statuses = id_statuses(report, spec_text)
+    statuses = id_statuses(report, spec)
     counts = summarize(statuses)
     implementation = report.header.get("implementation") or {}
     name = f"{implementation.get('name', '?')} {implementation.get('version', '?')}"

@@ -6,9 +6,15 @@
   ``features.yaml`` lists exactly the features of SPEC.md's PROTO-FEATURES-1
   table when SPEC.md has one;
 - every SPEC ID a scenario cites exists in SPEC.md;
+- every behaviour of ``behaviours.yaml`` is well formed, each of its scenarios
+  exists and cites one of its SPEC IDs, and each of those IDs exists and is
+  cited by one of its scenarios (``conformance.suite.behaviours``);
 - every SPEC.md requirement is covered by a scenario or excluded, with a
   reason, in ``excluded.yaml``; an excluded ID must exist and must not also be
-  covered (a stale exclusion hides nothing and misleads).
+  covered (a stale exclusion hides nothing and misleads);
+- SPEC.md's items, their evidence (``spec/evidence/``) and the profile
+  annexes (``spec/annex-*.md``) agree, as ``conformance.analysis.spec_lint``
+  checks.
 
 And between SPEC.md and the engine's code (``reference/``, every ``*.py``),
 both ways (SPEC-ID-1; ``conformance.analysis.citations`` does the scanning):
@@ -49,24 +55,26 @@ both ways (SPEC-ID-1; ``conformance.analysis.citations`` does the scanning):
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.analysis.citations import Vocabulary, scan_tree
+from conformance.analysis.spec_lint import ProfileTable, check_spec, reference_profiles
 from conformance.errors import Problem
+from conformance.suite.behaviours import check_behaviours, load_behaviours
 from conformance.suite.registry import (
+    DEFAULT_BEHAVIOURS,
     DEFAULT_CODE,
     DEFAULT_EXCLUDED,
     DEFAULT_FEATURES,
     DEFAULT_SCENARIOS,
     DEFAULT_SPEC,
     DEFAULT_UNCITED,
-    Requirement,
     load_reasons,
-    parse_spec,
-    spec_features,
 )
 from conformance.suite.scenario import Scenario, load_scenarios
+from conformance.suite.spec import Spec
 
 __all__ = ["LintPaths", "lint"]
 
@@ -83,10 +91,24 @@ class LintPaths:
     excluded: Path = DEFAULT_EXCLUDED
     code: Path = DEFAULT_CODE
     uncited: Path = DEFAULT_UNCITED
+    behaviours: Path | None = None
+    """The behaviour table; None means the shipped one when the scenarios are the shipped
+    ones, and none for another tree."""
 
 
-def lint(paths: LintPaths | None = None) -> list[Problem]:
-    """Every problem found, sorted by file and line; empty means the suite is sound."""
+def lint(
+    paths: LintPaths | None = None,
+    *,
+    strict_spec: bool | None = None,
+    profiles: Mapping[str, ProfileTable] | None = None,
+) -> list[Problem]:
+    """Every problem found, sorted by file and line; empty means the suite is sound.
+
+    ``strict_spec`` and ``profiles`` (the reference's table by default) are those of
+    ``conformance.analysis.spec_lint.check_spec``; ``strict_spec`` is on by default
+    for the shipped SPEC.md, whose every section has its evidence, and off for
+    another tree, which is checked where it has evidence.
+    """
     paths = paths or LintPaths()
     problems: list[Problem] = []
     scenarios = _scenarios(paths.scenarios, problems)
@@ -110,13 +132,13 @@ def lint(paths: LintPaths | None = None) -> list[Problem]:
                 )
 
     try:
-        spec_text = paths.spec.read_text("utf-8")
-    except OSError as exc:
+        spec = Spec.load(paths.spec)
+    except (OSError, UnicodeDecodeError) as exc:
         problems.append(Problem(str(paths.spec), None, "", f"cannot read: {exc}"))
         return _sorted(problems)
-    requirements, found = parse_spec(spec_text, str(paths.spec))
-    problems += found
-    in_spec = spec_features(spec_text)
+    requirements = spec.requirements
+    problems += spec.problems
+    in_spec = spec.features()
     if in_spec is not None:
         for name in sorted(in_spec - set(features)):
             message = f"{paths.spec.name} (PROTO-FEATURES-1) names {name!r}: register it"
@@ -124,6 +146,12 @@ def lint(paths: LintPaths | None = None) -> list[Problem]:
         for name in sorted(set(features) - in_spec):
             message = f"not a feature of {paths.spec.name} (PROTO-FEATURES-1)"
             problems.append(Problem(str(paths.features), None, name, message))
+    problems += check_spec(
+        spec,
+        reference_profiles() if profiles is None else profiles,
+        strict=_is_shipped(paths.spec) if strict_spec is None else strict_spec,
+        scenario_ids={s.id for s in scenarios},
+    )
     excluded, excluded_lines, found = load_reasons(paths.excluded, "excluded.yaml")
     problems += found
 
@@ -151,15 +179,29 @@ def lint(paths: LintPaths | None = None) -> list[Problem]:
                 f"({requirement.level}) covered by no scenario and not in {paths.excluded.name}"
             )
             problems.append(Problem(str(paths.spec), requirement.line, requirement.id, message))
-    problems += _citations(paths, spec_text, requirements)
+    behaviours = paths.behaviours
+    if behaviours is None and _same(paths.scenarios, DEFAULT_SCENARIOS):
+        behaviours = DEFAULT_BEHAVIOURS
+    problems += _behaviours(behaviours, scenarios, requirements)
+    problems += _citations(paths, spec)
     return _sorted(problems)
 
 
-def _citations(
-    paths: LintPaths, spec_text: str, requirements: dict[str, Requirement]
+def _behaviours(
+    path: Path | None, scenarios: list[Scenario], requirements: Mapping[str, object]
 ) -> list[Problem]:
+    """The behaviour table's data against the scenarios and SPEC.md."""
+    if path is None:
+        return []
+    behaviours, problems = load_behaviours(path)
+    cited = {s.id: tuple(s.spec) for s in scenarios}
+    return problems + check_behaviours(behaviours, cited, requirements, str(path))
+
+
+def _citations(paths: LintPaths, spec: Spec) -> list[Problem]:
     """The code <-> SPEC.md rules of the module docstring."""
-    vocabulary = Vocabulary.of(requirements, spec_text, paths.spec.name)
+    requirements = spec.requirements
+    vocabulary = Vocabulary.of(requirements, spec.text, paths.spec.name)
     found = scan_tree(paths.code, vocabulary, shown_as=paths.code.parent)
     problems = found.problems
     uncited, uncited_lines, load_problems = load_reasons(paths.uncited, "uncited.yaml")
@@ -203,3 +245,14 @@ def _at(scenario: Scenario, field: str, message: str) -> Problem:
 
 def _sorted(problems: list[Problem]) -> list[Problem]:
     return sorted(problems, key=lambda p: (p.file, p.line or 0, p.field))
+
+
+def _is_shipped(spec: Path) -> bool:
+    return _same(spec, DEFAULT_SPEC)
+
+
+def _same(path: Path, other: Path) -> bool:
+    try:
+        return path.resolve() == other.resolve()
+    except OSError:
+        return False

@@ -23,9 +23,9 @@ from typing import Any, Final
 
 import yaml
 
-from conformance.analysis.fidelity import LEVELS, Report, spec_sections
+from conformance.analysis.fidelity import LEVELS, Report
 from conformance.errors import ConformanceError
-from conformance.suite.registry import parse_spec
+from conformance.suite.spec import Spec
 
 __all__ = ["ReleaseChange", "Unspecified", "diff_markdown", "diff_reports", "load_unspecified"]
 
@@ -134,7 +134,7 @@ def _ticks(ids: Sequence[str], limit: int = 12) -> str:
 def diff_markdown(
     a: Report,
     b: Report,
-    spec_text: str,
+    spec: Spec,
     *,
     command: str,
     unspecified: Sequence[Unspecified] = (),
@@ -148,8 +148,8 @@ def diff_markdown(
     ``notes`` are sentences for the reader, shown under the counts.
     """
     changes, only_a, only_b = diff_reports(a, b)
-    requirements, _ = parse_spec(spec_text)
-    sections = spec_sections(spec_text)
+    requirements = spec.requirements
+    sections = spec.section_labels()
     order = {rid: req.line for rid, req in requirements.items()}
     behaviour = [c for c in changes if c.behaviour_changed]
     other = [c for c in changes if not c.behaviour_changed]

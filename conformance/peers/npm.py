@@ -68,17 +68,22 @@ def tool(name: str) -> str:
 
 
 def run_npm(args: list[str], cwd: Path | None = None, *, show: bool = False) -> str:
-    """Run ``npm ARGS`` and return its stdout; ``show`` lets its progress reach stderr.
+    """Run ``npm ARGS`` and return its stdout.
+
+    ``show`` sends everything npm prints (its progress and its closing
+    ``added N packages`` line) to this process's stderr, and returns "": the
+    user sees a long install happen, and stdout stays free for a report.
 
     Raises:
         PeerUnavailable: npm is missing, failed, or took over ``NPM_TIMEOUT``.
     """
+    shown = _stderr_fd() if show else None
     try:
         done = subprocess.run(
             [tool("npm"), *args],
             cwd=cwd,
-            stdout=subprocess.PIPE,
-            stderr=None if show else subprocess.PIPE,
+            stdout=subprocess.PIPE if shown is None else shown,
+            stderr=subprocess.PIPE if shown is None else shown,
             text=True,
             timeout=NPM_TIMEOUT,
             check=False,
@@ -87,9 +92,20 @@ def run_npm(args: list[str], cwd: Path | None = None, *, show: bool = False) -> 
         raise PeerUnavailable(f"npm {' '.join(args)} took over {NPM_TIMEOUT:g} s") from exc
     if done.returncode != 0:
         detail = (done.stderr or done.stdout or "").strip()[-_DETAIL:]
+        if shown is not None:
+            detail = "its output is above"
         hint = " (is the npm registry reachable? npm config get registry)" if not detail else ""
         raise PeerUnavailable(f"npm {' '.join(args)} failed ({done.returncode}){hint}: {detail}")
-    return done.stdout
+    return done.stdout or ""
+
+
+def _stderr_fd() -> int:
+    """The descriptor of this process's stderr (pytest's capture may replace the object)."""
+    sys.stderr.flush()
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return 2
 
 
 def resolve_version(package: str, version: str) -> str:

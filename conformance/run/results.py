@@ -208,6 +208,9 @@ class ScenarioResult:
             area=str(record.get("area", "")),
             path=record.get("path"),
             message=str(record.get("message", "")),
+            kind=str(record.get("kind", "")),
+            step=record.get("step") if isinstance(record.get("step"), int) else None,
+            where=str(record.get("where", "")),
             levels={
                 level: LevelCount(
                     int(c.get("passed", 0)), int(c.get("failed", 0)), int(c.get("not_observed", 0))

@@ -178,6 +178,7 @@ class _Mcp:
         self.process.stdout.close()
 
 
+@pytest.mark.subprocess
 def test_the_emulated_user_answers_and_logs_every_question(tmp_path: Path) -> None:
     log = tmp_path / "prompts.jsonl"
     server = _Mcp("--answer", "allow", "--log", str(log))
@@ -203,6 +204,7 @@ def test_the_emulated_user_answers_and_logs_every_question(tmp_path: Path) -> No
     ]
 
 
+@pytest.mark.subprocess
 def test_probes_overlap_wait_for_each_other_and_time_out() -> None:
     server = _Mcp()
     first = server.send(
@@ -226,6 +228,7 @@ def test_probes_overlap_wait_for_each_other_and_time_out() -> None:
     assert replies[lonely]["result"]["isError"] is True
 
 
+@pytest.mark.subprocess
 def test_the_test_server_echoes_and_shadows_read() -> None:
     server = _Mcp("--role", "test")
     server.send("tools/call", {"name": "echo", "arguments": {"text": "hi"}})

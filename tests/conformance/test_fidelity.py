@@ -14,11 +14,11 @@ from conformance.analysis.fidelity import (
     id_statuses,
     load_report,
     merge_reports,
-    spec_sections,
     summarize,
     write_jsonl,
 )
 from conformance.cli import main
+from conformance.suite.spec import Spec
 
 SPEC = """# S
 
@@ -58,7 +58,7 @@ REPORT = Report(
 
 
 def test_each_id_gets_a_status_per_level_and_overall() -> None:
-    statuses = {s.requirement.id: s for s in id_statuses(REPORT, SPEC)}
+    statuses = {s.requirement.id: s for s in id_statuses(REPORT, Spec(SPEC))}
     one = statuses["A-ONE-1"]
     assert one.levels == {
         "behaviour": "disagrees",
@@ -74,7 +74,11 @@ def test_each_id_gets_a_status_per_level_and_overall() -> None:
 
 
 def test_ids_are_placed_in_their_section() -> None:
-    assert spec_sections(SPEC) == {"A-ONE-1": "1 One", "A-TWO-1": "1 One", "A-THREE-1": "1.1 Sub"}
+    assert Spec(SPEC).section_labels() == {
+        "A-ONE-1": "1 One",
+        "A-TWO-1": "1 One",
+        "A-THREE-1": "1.1 Sub",
+    }
 
 
 def test_an_expected_failures_file_explains_behaviour_disagreements() -> None:
@@ -82,7 +86,9 @@ def test_an_expected_failures_file_explains_behaviour_disagreements() -> None:
     assert accounted.explained == {"s2": "A-ONE-1 Decision"}
     assert accounted.unexplained == ["s4"]
     assert accounted.stale == ["s1"]
-    page = fidelity_markdown(REPORT, SPEC, command="cmd", date="2026-12-02", expected={"s2": "r"})
+    page = fidelity_markdown(
+        REPORT, Spec(SPEC), command="cmd", date="2026-12-02", expected={"s2": "r"}
+    )
     assert "1 kept by a Decision" in page
     assert "Not explained by a Decision: `s4`" in page
     assert "| A-ONE-1 | MUST | **disagrees** | disagrees | not observable | disagrees |" in page
@@ -111,5 +117,8 @@ def test_the_command_writes_the_page(tmp_path: Path) -> None:
     spec = tmp_path / "SPEC.md"
     spec.write_text(SPEC)
     page = tmp_path / "f.md"
-    assert main(["fidelity", str(report), "--spec", str(spec), "--output", str(page)]) == 0
+    assert (
+        main(["fidelity", str(report), "--spec-file", str(spec), "--report", f"markdown={page}"])
+        == 0
+    )
     assert page.read_text().startswith("# Fidelity: x 1 against SPEC.md")

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from conformance.analysis.lint import LintPaths, lint
+from conformance.analysis.spec_lint import ProfileTable
 from conformance.suite.registry import (
     DEFAULT_FEATURES,
     DEFAULT_SPEC,
     load_reasons,
-    parse_spec,
-    spec_features,
 )
+from conformance.suite.spec import Spec
 
 SPEC = """\
 # Spec
@@ -77,29 +77,46 @@ def add(tree: LintPaths, text: str, name: str = "one") -> None:
     (tree.scenarios / "read" / f"{name}.yaml").write_text(text)
 
 
-def messages(tree: LintPaths) -> list[str]:
-    return [f"{Path(p.file).name}:{p.line}:{p.field}:{p.message}" for p in lint(tree)]
+def messages(tree: LintPaths, profiles: dict[str, ProfileTable] | None = None) -> list[str]:
+    found = lint(tree, profiles=profiles)
+    return [f"{Path(p.file).name}:{p.line}:{p.field}:{p.message}" for p in found]
 
 
 def test_spec_ids_come_from_bold_list_items_with_a_level() -> None:
-    found, problems = parse_spec(SPEC)
-    assert {(r.id, r.level, r.line) for r in found.values()} == {
+    spec = Spec(SPEC)
+    assert {(r.id, r.level, r.line) for r in spec} == {
         ("READ-ONE-1", "MUST", 3),
         ("READ-TWO-1", "SHOULD", 4),
         ("NESTED-ITEM-2", "MAY", 5),
     }
-    assert problems == []
+    assert spec.problems == ()
 
 
-def test_a_spec_id_defined_twice_is_a_problem() -> None:
-    _, problems = parse_spec("- **A-1** (MUST) x\n- **A-1** (MAY) y\n")
-    assert [(p.line, p.field) for p in problems] == [(2, "A-1")]
+def test_a_spec_id_defined_twice_is_a_problem(tree: LintPaths) -> None:
+    tree.spec.write_text("- **A-1** (MUST) x\n- **A-1** (MAY) y\n")
+    assert "SPEC.md:2:A-1:defined twice (first on line 1)" in messages(tree)
 
 
 def test_a_fully_covered_tree_is_clean(tree: LintPaths) -> None:
     add(tree, scenario("[READ-ONE-1, READ-TWO-1]"))
     tree.excluded.write_text("NESTED-ITEM-2: checked by a property test instead\n")
     assert lint(tree) == []
+
+
+def test_the_spec_evidence_beside_spec_md_is_checked(tree: LintPaths) -> None:
+    add(tree, scenario("[READ-ONE-1, READ-TWO-1]"))
+    tree.excluded.write_text("NESTED-ITEM-2: checked by a property test instead\n")
+    evidence = tree.spec.parent / "spec" / "evidence"
+    evidence.mkdir(parents=True)
+    (evidence / "sources.yaml").write_text("project: {kind: project, title: Ours}\n")
+    (evidence / "03-reads.yaml").write_text(
+        "READ-ONE-1: {provenance: decided, sources: [{source: project, says: x}]}\n"
+    )
+    assert messages(tree, profiles={}) == [
+        "03-reads.yaml:None::SPEC.md has no section 3",
+        "03-reads.yaml:1:READ-ONE-1:defined in the preamble, not in section 3",
+    ]
+    assert lint(tree, profiles={}, strict_spec=True) == lint(tree, profiles={})
 
 
 def test_uncovered_requirements_are_listed_with_their_spec_line(tree: LintPaths) -> None:
@@ -169,7 +186,7 @@ def test_the_package_feature_registry_matches_spec_md() -> None:
         *("streaming", "result_persistence", "test_tools"),
     }
     if DEFAULT_SPEC.exists():
-        assert spec_features(DEFAULT_SPEC.read_text()) in (None, set(features))
+        assert Spec.load(DEFAULT_SPEC).features() in (None, set(features))
 
 
 # -- the citations of SPEC IDs in the engine's code (SPEC-ID-1) ----------------

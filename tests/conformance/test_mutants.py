@@ -27,9 +27,10 @@ from conformance.instruments.mutants.orchestrate import (
     targets,
 )
 from conformance.run.results import Outcome
-from conformance.suite.registry import DEFAULT_SCENARIOS, DEFAULT_SPEC, parse_spec
+from conformance.suite.registry import DEFAULT_SCENARIOS, DEFAULT_SPEC
 from conformance.suite.scenario import load_scenarios
 from conformance.suite.selection import cites, citing_filter
+from conformance.suite.spec import Spec
 from conformance.wire.connector import ConnectorOptions
 
 OPTIONS = ConnectorOptions(timeout=20.0, hello_timeout=60.0)
@@ -92,8 +93,9 @@ def test_names_are_kebab_case_and_faults_are_one_kind() -> None:
 
 
 def test_every_declared_spec_id_exists_in_spec_md() -> None:
-    requirements, problems = parse_spec(DEFAULT_SPEC.read_text("utf-8"), str(DEFAULT_SPEC))
-    assert not problems
+    spec = Spec.load(DEFAULT_SPEC)
+    requirements = spec.requirements
+    assert not spec.problems
     for mutant in MUTANTS.values():
         assert mutant.breaks, mutant.name
         unknown = [spec_id for spec_id in mutant.breaks if spec_id not in requirements]
@@ -136,6 +138,7 @@ def test_every_session_fault_applies_to_a_fresh_session(tmp_path: Path) -> None:
         assert hello["implementation"]["name"] == f"reference-mutant:{mutant.name}"
 
 
+@pytest.mark.subprocess
 def test_every_process_patch_applies_in_a_process_of_its_own() -> None:
     # One child process; each patch is undone (module dicts restored) before the next.
     code = textwrap.dedent(
@@ -176,6 +179,7 @@ def test_a_session_mutant_is_killed_in_process() -> None:
     assert "error_code: expected 2, got 3" in result.message
 
 
+@pytest.mark.subprocess
 def test_a_process_mutant_is_killed_in_its_own_process_and_leaks_nothing() -> None:
     assert get_mutant("staleness-ignored").scope == "process"
     original = reference.filestate.is_stale
@@ -237,7 +241,7 @@ def test_the_loader_filter_keeps_a_file_it_cannot_judge() -> None:
 
 def run_ids(tmp_path: Path, *args: str) -> set[str]:
     report = tmp_path / "report.jsonl"
-    argv = ["run", "--no-progress", "--report", "jsonl", "--output", str(report), *args]
+    argv = ["run", "--no-progress", "--report", f"jsonl={report}", *args]
     assert main(argv) == 0
     lines = [json.loads(line) for line in report.read_text("utf-8").splitlines()]
     return {r["id"] for r in lines if r["type"] == "result"}
@@ -268,6 +272,8 @@ def test_targets_are_the_scenarios_citing_the_declared_ids() -> None:
     assert {s.id for s in chosen} == {s.id for s in every if "STATE-STALE-1" in s.spec}
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_real_process_mutant_is_killed_by_its_targeted_run() -> None:
     every, _ = load_scenarios([DEFAULT_SCENARIOS], root=DEFAULT_SCENARIOS)
     mutant = get_mutant("staleness-ignored")
@@ -324,7 +330,7 @@ def mutants_run(
     monkeypatch.setattr(orchestrate, "_targeted_runs", stages.run_targeted)
     monkeypatch.setattr(orchestrate, "_full_runs", stages.run_full)
     report = tmp_path / "mutants.md"
-    argv = ["mutants", "--only", "m", "--report", "markdown", "--output", str(report), *extra]
+    argv = ["mutants", "--only", "m", "--report", f"markdown={report}", *extra]
     return main(argv), report.read_text("utf-8")
 
 

@@ -1,4 +1,4 @@
-"""Behaviour profiles (SPEC.md 0.5): names, Profiles lines, the runner, the connector, diffs."""
+"""Behaviour profiles (SPEC.md 0.5): names, annexes, the runner, the connector, diffs."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ import pytest
 
 from conformance.analysis.fidelity import Report, profile_line
 from conformance.analysis.release_diff import Unspecified, diff_markdown, diff_reports
+from conformance.analysis.spec_lint import check_spec, reference_profiles
 from conformance.cli import main
 from conformance.peers.claude_code.adapter import ClaudeCodeAdapter, played_profile
 from conformance.peers.claude_code.install import Release
-from conformance.suite.registry import DEFAULT_SPEC, parse_spec
+from conformance.suite.registry import DEFAULT_SPEC
 from conformance.suite.scenario import scenario_schema
+from conformance.suite.spec import Spec
 from conformance.wire.profiles import PROFILE_NAMES, holds_under, placeholders_of, played_profiles
 from reference.engine import Engine
 from reference.profiles import (
@@ -28,23 +30,18 @@ from reference.profiles import (
 )
 
 SPEC_TEXT = DEFAULT_SPEC.read_text("utf-8")
-_PROFILES_LINE = re.compile(r"Profiles: (.*?)(?=\n- \*\*|\n\n|\n#|\Z)", re.S)
+_PROFILES_LINE = "Profiles: "
 
 
-def _profiles_lines() -> dict[str, str]:
-    """ID -> the text of its ``Profiles:`` line (joined), from SPEC.md."""
-    requirements, _ = parse_spec(SPEC_TEXT)
-    lines = SPEC_TEXT.splitlines()
+def _profiles_lines(spec: Spec) -> dict[str, str]:
+    """ID -> its item's ``Profiles:`` line (joined), for the sections without evidence yet."""
     out: dict[str, str] = {}
-    for rid, requirement in requirements.items():
-        body = []
-        for line in lines[requirement.line :]:
-            if line.startswith(("- **", "#", "|")) or not line.strip():
-                break
-            body.append(line.strip())
-        text = " ".join(body)
-        if "Profiles: " in text:
-            out[rid] = text.split("Profiles: ", 1)[1]
+    for requirement in spec:
+        if requirement.top is not None and requirement.top.number in spec.evidence.sections():
+            continue
+        text = " ".join(line.strip() for line in requirement.text.splitlines())
+        if _PROFILES_LINE in text:
+            out[requirement.id] = text.split(_PROFILES_LINE, 1)[1]
     return out
 
 
@@ -56,19 +53,27 @@ def test_the_profile_names_agree_everywhere() -> None:
         assert f"`{name}`" in SPEC_TEXT
 
 
-def test_every_varying_id_has_its_profiles_line_and_no_other_does() -> None:
-    lines = _profiles_lines()
+def test_every_varying_id_is_stated_for_its_profile_and_no_other_is() -> None:
+    """SPEC.md 0.5: the evidence's ``profiles:`` statements (and, in a section not yet
+    converted, the item's ``Profiles:`` line) say exactly what the profile table varies."""
+    spec = Spec.load(DEFAULT_SPEC)
+    table = reference_profiles()
+    assert check_spec(spec, table) == []
+    lines = _profiles_lines(spec)
     expected: dict[str, dict[str, str]] = {}
-    for name, profile in PROFILES.items():
-        for rid, kind in varying_ids(profile).items():
-            expected.setdefault(rid, {})[name] = kind
+    for name, profile in table.items():
+        for rid, kind in profile.varying.items():
+            top = spec.requirements[rid].top
+            if top is None or top.number not in spec.evidence.sections():
+                expected.setdefault(rid, {})[name] = kind
     assert set(lines) == set(expected)
     for rid, by_profile in expected.items():
         for name, kind in by_profile.items():
             assert f"{name}: " in lines[rid], (rid, name)
             said_open = re.search(rf"{re.escape(name)}: open\b", lines[rid]) is not None
             assert said_open == (kind == "open"), (rid, name)
-    assert set(VARIANT_IDS.values()) <= set(lines)
+    stated = set(lines) | {rid for rid, entry in spec.evidence.entries.items() if entry.profiles}
+    assert set(VARIANT_IDS.values()) <= stated
     assert not varying_ids(DOCUMENTED)
 
 
@@ -118,7 +123,7 @@ def test_run_profile_judges_one_contract_and_records_it(
     _scenario(suite, "unread-write-latest", ["claude-code-latest"])
     _scenario(suite, "unread-write-any", None)
     report = tmp_path / "r.jsonl"
-    argv = ["run", str(suite), "--no-progress", "--report", "jsonl", "--output", str(report)]
+    argv = ["run", str(suite), "--no-progress", "--report", f"jsonl={report}"]
     status = main([*argv, "--profile", "claude-code-latest"])
     records = [json.loads(line) for line in report.read_text("utf-8").splitlines()]
     header, results = records[0], {r["id"]: r for r in records if r.get("type") == "result"}
@@ -189,7 +194,7 @@ def test_diff_groups_changed_scenarios_by_section_and_id() -> None:
     page = diff_markdown(
         a,
         b,
-        SPEC_TEXT,
+        Spec(SPEC_TEXT),
         command="toolconf diff a b",
         unspecified=[Unspecified("A new input", "Read takes `allow_large`.", ("s-new",))],
         edited=frozenset({"s-worded"}),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,10 @@ from conftest import DATA, FAKE
 
 _INSTALLED = any(ep.name == "toolconf" for ep in entry_points(group="pytest11"))
 PLUGIN = [] if _INSTALLED else ["-p", "conformance.pytest_plugin"]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.subprocess,
+]  # every test runs pytest again, seconds each
 
 
 @pytest.fixture
@@ -174,5 +179,51 @@ def test_toolconf_levels_chooses_the_deciding_levels(suite: Path) -> None:
     assert done.returncode == 0, done.stdout
     assert "1 passed" in done.stdout
     wrong = pytest_run(suite, mismatch, "--toolconf-impl", FAKE, "--toolconf-levels", "looks")
-    assert wrong.returncode == 1, wrong.stdout
-    assert "unknown level" in wrong.stdout
+    assert wrong.returncode == 4, wrong.stdout  # a usage error, as toolconf run --levels looks
+    assert "unknown assertion level looks" in wrong.stderr
+
+
+def test_the_selection_options_match_toolconf_runs(suite: Path) -> None:
+    def chosen(*args: str) -> list[str]:
+        done = pytest_run(suite, str(suite), "--toolconf-impl", FAKE, "--collect-only", "-q", *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return sorted(line.split("::")[1] for line in done.stdout.splitlines() if "::" in line)
+
+    assert chosen("--toolconf-spec", "FAKE-CALL") == ["call-ok", "content-mismatch", "needs-bash"]
+    assert chosen("--toolconf-spec", "fake-*-1", "--toolconf-area", "extra") == [
+        "message-ok",
+        "needs-bash",
+    ]
+    assert chosen("--toolconf-level", "should") == ["content-mismatch"]
+    assert chosen("--toolconf-feature", "bash") == ["needs-bash"]
+    wrong = pytest_run(suite, str(suite), "--toolconf-level", "behaviour")
+    assert wrong.returncode == 4
+    assert "assertion level, which decides with --levels" in wrong.stderr
+
+
+def test_the_report_profile_and_features_options_match_toolconf_runs(
+    suite: Path, tmp_path: Path
+) -> None:
+    report = tmp_path / "r.jsonl"
+    done = pytest_run(
+        suite,
+        str(suite / "basic"),
+        "--toolconf-impl",
+        FAKE,
+        "--toolconf-report",
+        f"jsonl={report}",
+        "--toolconf-features",
+        "read,bash",
+        "--toolconf-profile",
+        "claude-code-2.1.88",
+    )
+    assert done.returncode == 0, done.stdout  # the fake plays no profile but documented
+    assert f"report (jsonl): {report}" in done.stdout
+    assert "not applicable: the implementation does not play profile claude-code-2.1.88" in (
+        done.stdout
+    )
+    lines = [json.loads(line) for line in report.read_text().splitlines()]
+    header = lines[0]
+    assert (header["profile"], header["features"]) == ("claude-code-2.1.88", ["bash", "read"])
+    outcomes = {line["id"]: line["outcome"] for line in lines if line["type"] == "result"}
+    assert outcomes == {"call-ok": "not_applicable", "content-mismatch": "not_applicable"}

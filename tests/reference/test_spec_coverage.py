@@ -10,16 +10,14 @@ exists, and every test states its provenance: SPEC IDs or "Reference-defined".
 from __future__ import annotations
 
 import ast
-import re
-from collections import Counter
 from pathlib import Path
 
 from refsupport import ENGINE_BUGS
 
+from conformance.suite.spec import Spec
+
 SPEC = Path(__file__).resolve().parents[2] / "SPEC.md"
 TESTS = Path(__file__).resolve().parent
-REQUIREMENT = re.compile(r"^- \*\*([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+)\*\* \((MUST|SHOULD|MAY)\)")
-HEADING = re.compile(r"^(#{2,3}) [0-9.]+ (.+)$")
 IN_SCOPE = frozenset(
     {
         "Errors",
@@ -37,19 +35,13 @@ IN_SCOPE = frozenset(
 
 
 def spec_requirements() -> list[tuple[str, str]]:
-    """Every (section title, ID) of SPEC.md; a ### section inside a ## one keeps its parent's."""
+    """Every (section title, ID) of SPEC.md; a ### section inside a ## one keeps its parent's
+    title when the parent is in scope."""
     found: list[tuple[str, str]] = []
-    top = sub = ""
-    for line in SPEC.read_text(encoding="utf-8").splitlines():
-        heading = HEADING.match(line)
-        if heading:
-            if len(heading.group(1)) == 2:
-                top = sub = heading.group(2).strip()
-            else:
-                sub = heading.group(2).strip()
-        requirement = REQUIREMENT.match(line)
-        if requirement:
-            found.append((top if top in IN_SCOPE else sub, requirement.group(1)))
+    for requirement in Spec.load(SPEC):
+        top = requirement.top.title if requirement.top else ""
+        sub = requirement.section.title if requirement.section else ""
+        found.append((top if top in IN_SCOPE else sub, requirement.id))
     return found
 
 
@@ -81,9 +73,9 @@ def test_the_scope_is_found_in_the_spec() -> None:
 
 def test_requirement_ids_are_well_formed_and_unique() -> None:
     """SPEC: SPEC-ID-1"""
-    ids = [requirement for _, requirement in spec_requirements()]
-    assert ids, "no requirement found in SPEC.md"
-    assert [i for i, n in Counter(ids).items() if n > 1] == []
+    spec = Spec.load(SPEC)
+    assert spec.requirements, "no requirement found in SPEC.md"
+    assert spec.problems == ()
 
 
 def test_every_requirement_in_scope_is_cited_by_a_test() -> None:

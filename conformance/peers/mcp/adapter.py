@@ -37,10 +37,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from mcp import MCPError
+
 from conformance.peers.mcp.client import ServerCrash, ServerProcess, ServerTimeout
 from conformance.peers.mcp.mapping import McpMapping, expand, map_input
 from conformance.peers.peer_rules import Unmappable, counted_task_id, names_own_files
-from mcp import MCPError
 from reference.protocol.schema import PROTOCOL
 from reference.protocol.server import Handler, ProtocolServer
 from reference.settings import SOURCES
