@@ -179,9 +179,9 @@ def _check_same(parts: Sequence[Part]) -> None:
         for other in parts[1:]:
             if other.header.get(key) != first.header.get(key):
                 raise MergeError(
-                    f"{first.name} and {other.name} are not parts of one run: their {words} "
-                    f"differ ({_show(first.header.get(key))} against "
-                    f"{_show(other.header.get(key))})"
+                    f"{first.name} and {other.name} are not parts of one run: they differ in "
+                    f"the {words}, {_show(first.header.get(key))} against "
+                    f"{_show(other.header.get(key))}"
                 )
 
 

@@ -63,6 +63,7 @@ __all__ = [
     "RUN_REPORTS",
     "open_output",
     "run_command",
+    "run_info_of",
     "write_reports",
 ]
 
@@ -265,8 +266,27 @@ def write_reports(
     ``provenances``: SPEC ID -> its provenance; ``selected``: the provenances the run judged
     (PROTO-PROVENANCE-1); ``shard``: what this part of a run is (``RunInfo.shard``).
     """
+    info = run_info_of(session, impl, provenances=provenances, selected=selected, shard=shard)
+    lines = []
+    for fmt, path in reports:
+        with open_output(path) as out:
+            write_report(fmt, results, info, out)
+        if path != "-":
+            lines.append(f"report ({fmt}): {path}")
+    return lines
+
+
+def run_info_of(
+    session: RunSession,
+    impl: str,
+    *,
+    provenances: Mapping[str, str],
+    selected: Sequence[str] = PROVENANCES,
+    shard: Mapping[str, Any] | None = None,
+) -> RunInfo:
+    """What the reports of ``session``'s run say of it (``write_reports``' arguments)."""
     hello = session.hello
-    info = RunInfo(
+    return RunInfo(
         impl=impl,
         implementation=hello.implementation if hello else {},
         features=session.features_used,
@@ -281,13 +301,6 @@ def write_reports(
         selected=tuple(selected),
         shard=shard,
     )
-    lines = []
-    for fmt, path in reports:
-        with open_output(path) as out:
-            write_report(fmt, results, info, out)
-        if path != "-":
-            lines.append(f"report ({fmt}): {path}")
-    return lines
 
 
 def _compare_baseline(
