@@ -154,7 +154,7 @@ def _announce(
     assert hello is not None  # started
     count = len(selected.scenarios)
     of = f" (shard {selected.shard} of {len(selected.order)})" if selected.shard else ""
-    pace = f", {args.jobs} sessions at once" if args.jobs > 1 and count > 1 else ""
+    pace = f", {min(args.jobs, count)} sessions at once" if args.jobs > 1 and count > 1 else ""
     print(
         f"toolconf {__version__}: {hello.name} via {args.impl}, {count} scenarios{of}{pace}",
         file=console,
