@@ -425,8 +425,11 @@ class RawStep(Step):
     def run(self, context: StepContext) -> Tally:
         answer = context.connector.request_raw(context.sandbox.expand(self.request))
         error = answer.get("error")
-        unsupported = isinstance(error, Mapping) and error.get("kind") == "unsupported"
-        if unsupported and not _expects_unsupported(self.expect):
+        if (
+            isinstance(error, Mapping)
+            and error.get("kind") == "unsupported"
+            and not _expects_unsupported(self.expect)
+        ):
             # PROTO-UNSUPPORTED-1: what the implementation cannot be given is not applicable
             raise AdapterUnsupported(f"{self.describe()} not supported: {error.get('message')}")
         want = context.sandbox.expand_expect(self.expect)
