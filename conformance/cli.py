@@ -207,7 +207,13 @@ def _add_merge(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the JSON-lines reports of a run's shards (run --shard K/N) as the whole run's "
         "report; refuses reports of different runs, overlapping or missing shards",
     )
-    merge.add_argument("reports", type=Path, nargs="+", metavar="REPORT")
+    merge.add_argument(
+        "reports",
+        type=Path,
+        nargs="+",
+        metavar="REPORT",
+        help="the JSON-lines reports of a run's shards (run --shard K/N --report jsonl=...)",
+    )
     add_report(merge, MERGE_REPORTS, output_dir=False)
     merge.set_defaults(command=merge_command)
 
