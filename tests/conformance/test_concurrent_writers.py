@@ -83,6 +83,7 @@ def test_last_failed_records_of_runs_ending_at_once_all_survive(
     assert [last_failed(f"impl-{n}") for n in range(8)] == [[f"s{n}"] for n in range(8)]
 
 
+@pytest.mark.subprocess  # a stand-in npm, a shell script
 def test_an_npm_peer_installed_by_several_runs_at_once_is_installed_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -146,6 +146,7 @@ def test_a_merge_writes_every_report_format(
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess  # the scheduler's scenarios run Bash
 def test_the_reference_in_three_shards_merged_is_its_whole_run(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -219,6 +220,7 @@ def test_shards_given_twice_or_missing_are_refused(
     assert "missing shard: 2/3 (2 scenarios)" in refusal(capsys, tmp_path, one, three)
 
 
+@pytest.mark.subprocess
 def test_parts_of_different_runs_are_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, suite: Path
 ) -> None:
@@ -297,6 +299,7 @@ def test_workers_parts_need_not_all_be_there() -> None:
 # -- a report read back is the report ------------------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_a_result_read_back_from_a_report_writes_the_same_record(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, suite: Path
 ) -> None:
