@@ -7,6 +7,8 @@ Commands:
 - ``list [PATHS] [selection]``: ids, levels, SPEC IDs, titles;
 - ``lint``: check the suite itself (``conformance.analysis.lint``);
 - ``summary REPORT...``: saved JSON-lines reports, each on its own, then side by side;
+- ``merge REPORT... [--report FORMAT[=PATH]]``: the JSON-lines reports of a run's
+  shards (``run --shard K/N``) as the whole run's report (``conformance.commands.merge``);
 - ``diff A.jsonl B.jsonl [--unspecified FILE]``: which scenarios changed outcome
   between two reports, ID by ID, grouped by SPEC section (``conformance.analysis.release_diff``);
 - ``smoke --impl I``: hello, begin, end; say what the implementation is;
@@ -46,9 +48,11 @@ from conformance.analysis.fidelity import (
 )
 from conformance.analysis.lint import LintPaths, lint
 from conformance.analysis.spec_lint import reference_profiles, write_annexes
+from conformance.commands.merge import MERGE_REPORTS, merge_command
 from conformance.commands.options import (
     ReportFormats,
     add_impl,
+    add_jobs,
     add_report,
     add_selection,
     add_spec_file,
@@ -118,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     _add_run(commands)
     _add_summary(commands)
+    _add_merge(commands)
     _add_list(commands)
     _add_lint(commands)
     _add_fidelity(commands)
@@ -137,6 +142,7 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run = commands.add_parser("run", help="run scenarios against an implementation")
     add_selection(run, run=True)
     add_impl(run)
+    add_jobs(run)
     run.add_argument(
         "--features",
         type=feature_list,
@@ -193,6 +199,23 @@ def _add_summary(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     summary.add_argument("reports", type=Path, nargs="+", metavar="REPORT")
     add_spec_file(summary, DEFAULT_SPEC)
     summary.set_defaults(command=summary_command)
+
+
+def _add_merge(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    merge = commands.add_parser(
+        "merge",
+        help="the JSON-lines reports of a run's shards (run --shard K/N) as the whole run's "
+        "report; refuses reports of different runs, overlapping or missing shards",
+    )
+    merge.add_argument(
+        "reports",
+        type=Path,
+        nargs="+",
+        metavar="REPORT",
+        help="the JSON-lines reports of a run's shards (run --shard K/N --report jsonl=...)",
+    )
+    add_report(merge, MERGE_REPORTS, output_dir=False)
+    merge.set_defaults(command=merge_command)
 
 
 def _add_list(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -36,6 +36,12 @@ scenario alone. Expected failures become strict ``xfail`` marks. One
 implementation instance serves the whole session and is restarted after a
 crash.
 
+Under pytest-xdist (``pytest --toolconf -n 2``) each worker process has its
+own session and implementation instance; each sends its results, as a
+JSON-lines report, to the controller, which merges them into the one run's
+``--toolconf-report`` reports, the results in collection order
+(``conformance.analysis.merge``).
+
 Property tests that drive an implementation themselves should take the
 ``toolconf_impl`` and ``toolconf_options`` fixtures and call
 ``conformance.connect`` rather than add their own option.
@@ -45,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import re
 import shlex
 from collections.abc import Iterator
@@ -54,6 +61,8 @@ from typing import Any
 import pytest
 
 from conformance.analysis.console import describe_result
+from conformance.analysis.merge import MergeError, Part, merge_parts, parse_part, run_info
+from conformance.analysis.reports import write_report
 from conformance.commands.options import (
     assertion_levels,
     feature_list,
@@ -62,8 +71,8 @@ from conformance.commands.options import (
     requirement_level,
     spec_pattern,
 )
-from conformance.commands.run import RUN_REPORTS, write_reports
-from conformance.commands.select import spec_provenances
+from conformance.commands.run import RUN_REPORTS, open_output, run_info_of, write_reports
+from conformance.commands.select import spec_provenances, spec_sections
 from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
 from conformance.peers.registry import connect
 from conformance.run.results import Outcome, ScenarioResult
@@ -80,6 +89,8 @@ from conformance.wire.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 __all__ = ["ScenarioFailed", "ScenarioFile", "ScenarioItem"]
 
 _STATE = pytest.StashKey["_PluginSession"]()
+_WORKER_REPORT = "toolconf_report"
+"""The key of a pytest-xdist worker's output that holds its JSON-lines report."""
 
 # A scenario file's top-level keys (schema/scenario.schema.json requires them).
 _SCENARIO_KEYS = tuple(re.compile(rf"^{key}:", re.MULTILINE) for key in ("id", "spec", "steps"))
@@ -258,6 +269,27 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(line)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker: hand this worker's results to the controller, as a
+    JSON-lines report whose order is the collection's."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is None or not session.config.getoption("toolconf_report"):
+        return
+    order = [item.scenario.id for item in session.items if isinstance(item, ScenarioItem)]
+    text = session.config.stash[_STATE].report_text(order)
+    if text is not None:
+        workeroutput[_WORKER_REPORT] = text
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """On the pytest-xdist controller: keep a finished worker's report for the merge."""
+    text = getattr(node, "workeroutput", {}).get(_WORKER_REPORT)
+    if isinstance(text, str):
+        name = f"pytest-xdist worker {getattr(node.gateway, 'id', '?')}"
+        node.config.stash[_STATE].parts.append(parse_part(name, text))
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """Collect a YAML file given explicitly; under the suite when asked for; under a
     directory argument when it looks like a scenario."""
@@ -330,6 +362,8 @@ class _PluginSession:
         self.config = config
         self.session: RunSession | None = None
         self.failure: str | None = None
+        self.parts: list[Part] = []
+        """The reports of the pytest-xdist workers (on the controller)."""
         self._expected: dict[str, str] | None = None
 
     def expected(self) -> dict[str, str]:
@@ -375,9 +409,31 @@ class _PluginSession:
         manager: contextlib.AbstractContextManager[None] = capture.global_and_fixture_disabled()
         return manager
 
+    def report_text(self, order: list[str]) -> str | None:
+        """This session's results as a JSON-lines report whose ``shard.order`` is ``order``,
+        or None when it judged nothing."""
+        if self.session is None or not self.session.results:
+            return None
+        impl: str = self.config.getoption("toolconf_impl")
+        info = run_info_of(
+            self.session,
+            impl,
+            provenances=spec_provenances(),
+            selected=_chosen_provenances(self.config) or PROVENANCES,
+            shard={"order": order},
+        )
+        buffer = io.StringIO()
+        write_report("jsonl", self.session.results, info, buffer)
+        return buffer.getvalue()
+
     def write_reports(self) -> list[str]:
-        """Write the ``--toolconf-report`` reports; one line per report written."""
+        """Write the ``--toolconf-report`` reports; one line per report written (none on a
+        pytest-xdist worker: the controller writes them)."""
         reports: list[tuple[str, str]] = self.config.getoption("toolconf_report")
+        if hasattr(self.config, "workerinput"):
+            return []
+        if reports and self.parts:
+            return self._write_merged(reports)
         if not reports or self.session is None or not self.session.results:
             return []
         impl: str = self.config.getoption("toolconf_impl")
@@ -390,6 +446,21 @@ class _PluginSession:
             provenances=spec_provenances(),
             selected=chosen,
         )
+
+    def _write_merged(self, reports: list[tuple[str, str]]) -> list[str]:
+        """The reports of the workers' results merged, in collection order."""
+        try:
+            merged = merge_parts(self.parts, every_shard=False)
+        except MergeError as exc:
+            return [f"toolconf: reports not written: {exc}"]
+        info = run_info(merged.header, provenances=spec_provenances(), sections=spec_sections())
+        lines = [f"toolconf: {note}" for note in merged.notes]
+        for fmt, path in reports:
+            with open_output(path) as out:
+                write_report(fmt, merged.results, info, out)
+            if path != "-":
+                lines.append(f"report ({fmt}): {path}")
+        return lines
 
     def close(self) -> None:
         """Stop the implementation."""

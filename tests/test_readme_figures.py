@@ -239,6 +239,16 @@ PROSE: Final[Sequence[tuple[str, Path, str]]] = (
         "dedup saved 7.9% of the tokens the trace returned (2,257,598 → 2,079,873)",
     ),
     ("(72.1 → 38.6 ms over stdio)", RESULTS / "bench.md", "(72.1 ms → 38.6 ms)"),
+    (
+        "52.9 s serial and 30.3 s with `--jobs 2` in process (`direct`)",
+        RESULTS / "pace" / "whole-run.md",
+        "| reference 0.1.0 | `direct` | whole suite | 1077 | 52.9s | 30.3s |",
+    ),
+    (
+        "47.2 s and 25.3 s over stdio",
+        RESULTS / "pace" / "whole-run.md",
+        "| `stdio:python -m reference.adapter` | whole suite | 1077 | 47.2s | 25.3s |",
+    ),
 )
 
 

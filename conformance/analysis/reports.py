@@ -80,6 +80,9 @@ class RunInfo:
     per provenance (PROTO-PROVENANCE-1); empty, none are given."""
     selected: Sequence[str] = PROVENANCES
     """The provenances the run judged (``run --provenance``; all three by default)."""
+    shard: Mapping[str, Any] | None = None
+    """A part of a run (``run --shard``): ``index`` and ``count`` (K of N) and ``order``,
+    the whole run's ids in its order; JSON lines carries it, for ``toolconf merge``."""
 
     def judgement(self) -> list[str]:
         """What the verdicts rest on: profile, deciding levels, provenances, unreported,
@@ -137,6 +140,8 @@ def _jsonl(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> Non
         "plays": list(info.plays),  # PROTO-HELLO-2
         "provenance": list(info.selected),  # PROTO-PROVENANCE-1
     }
+    if info.shard is not None:
+        header["shard"] = dict(info.shard)
     out.write(json.dumps(header, ensure_ascii=False) + "\n")
     for result in results:
         out.write(json.dumps({"type": "result", **result.to_json()}, ensure_ascii=False) + "\n")

@@ -5,15 +5,20 @@ plugin's ``--toolconf-spec``, ``-area``, ``-level``, ``-feature``):
 ``PATHS``, ``-k PATTERN``, ``--spec ID|PREFIX|GLOB``, ``--area NAME``,
 ``--level MUST|SHOULD|MAY``, ``--feature NAME``, ``--last-failed``,
 ``--from-report REPORT``, ``-x`` / ``--maxfail N`` (meanings in
-``conformance.suite.selection``). A singular name selects scenarios; the
-plural ``--levels`` and ``--features`` change how the chosen ones are
-judged (the deciding assertion levels; the features assumed instead of
-hello's).
+``conformance.suite.selection``), ``--shard K/N`` (``conformance.suite.shard``).
+A singular name selects scenarios; the plural ``--levels`` and
+``--features`` change how the chosen ones are judged (the deciding
+assertion levels; the features assumed instead of hello's).
 
 **Output**: ``--report FORMAT[=PATH]``, repeatable, in every command that
 writes a file; a format without a path goes to the command's default file,
 ``-`` is stdout. The older spellings (``--output``, ``--output-dir``,
 ``--json``, ``--jsonl``) still work for one release, with a note on stderr.
+
+**Pace** (``run``): ``--jobs N`` judges on N sessions of the implementation
+at once, the results and reports those of a serial run
+(``conformance.run.parallel``); the pytest plugin leaves that to
+pytest-xdist's ``-n N``.
 
 **Files**: ``--spec-file`` is SPEC.md where a command reads it (``lint``,
 ``fidelity``, ``diff``, ``matrix``); ``--expected-failures FILE`` is always
@@ -23,6 +28,7 @@ the implementation's expected failures, YAML ``{scenario-id: reason}``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +41,7 @@ from conformance.suite.checks import LEVELS
 from conformance.suite.provenance import PROVENANCES
 from conformance.suite.registry import DEFAULT_FEATURES, DEFAULT_SCENARIOS, load_reasons
 from conformance.suite.selection import Selection
+from conformance.suite.shard import Shard
 from conformance.wire.connector import ConnectorOptions
 
 __all__ = [
@@ -42,6 +49,7 @@ __all__ = [
     "Deprecated",
     "ReportFormats",
     "add_impl",
+    "add_jobs",
     "add_report",
     "add_selection",
     "add_spec_file",
@@ -54,6 +62,7 @@ __all__ = [
     "impl_help",
     "requirement_level",
     "selection_of",
+    "shard",
     "spec_pattern",
 ]
 
@@ -404,6 +413,47 @@ def add_selection(parser: argparse.ArgumentParser, *, run: bool = False) -> None
         metavar="N",
         help="stop after N scenarios that do not pass",
     )
+    parser.add_argument(
+        "--shard",
+        type=shard,
+        metavar="K/N",
+        help="judge shard K of N of the chosen scenarios (sorted by id, every Nth from the "
+        "Kth), for one run spread over N machines or CI jobs; toolconf merge joins their "
+        "JSON-lines reports into the whole run's",
+    )
+
+
+def shard(text: str) -> Shard:
+    """``--shard K/N``."""
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+# -- pace -----------------------------------------------------------------------------
+
+
+def add_jobs(parser: argparse.ArgumentParser) -> None:
+    """``--jobs N``: sessions of the implementation judging at once."""
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=jobs,
+        default=1,
+        metavar="N",
+        help="judge on N sessions of the implementation at once, each started once and "
+        "restarted after a failure, one queue of scenarios between them; results and "
+        "reports are a serial run's (auto: one per core; default 1)",
+    )
+
+
+def jobs(text: str) -> int:
+    """``--jobs``: a whole number of at least 1, or ``auto`` (one per core)."""
+    if text.strip().lower() == "auto":
+        cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else ()
+        return max(1, len(cores) or os.cpu_count() or 1)
+    return _positive(text)
 
 
 def _positive(text: str) -> int:

@@ -1,9 +1,12 @@
 """``toolconf run``: select, run, summarize, report, compare with the baseline.
 
 Each step is a function of its own; ``run_command`` calls them in order on
-one ``RunSession``. The console is stdout, or stderr when a report goes to
-stdout. The closing lines say why scenarios were not applicable, one line
-per why, and end with the verdict.
+one ``RunSession`` (with ``--jobs N``, on N sessions at once, its results
+those of a serial run). The console is stdout, or stderr when a report goes
+to stdout. The closing lines say why scenarios were not applicable, one line
+per why, how long the run took, and end with the verdict. A ``--shard`` run
+writes, in its JSON-lines report, the whole selection's ids, which
+``toolconf merge`` needs.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from conformance.analysis.baseline import (
 from conformance.analysis.console import (
     Progress,
     describe_result,
+    format_duration,
     format_table,
     level_lines,
     summarize,
@@ -32,7 +36,13 @@ from conformance.analysis.console import (
 from conformance.analysis.reports import FORMATS, RunInfo, write_report
 from conformance.analysis.verdict import not_applicable_lines, verdict_line
 from conformance.commands.options import ReportFormats, chosen_reports, connector_options
-from conformance.commands.select import Selected, known_ids, select, spec_provenances
+from conformance.commands.select import (
+    Selected,
+    known_ids,
+    select,
+    spec_provenances,
+    spec_sections,
+)
 from conformance.errors import AdapterFailure, ScenarioLoadError
 from conformance.peers.registry import connect
 from conformance.run.last_failed import record_run
@@ -41,8 +51,6 @@ from conformance.run.session import RunSession, RunSettings
 from conformance.run.xfail import load_expected_failures
 from conformance.suite.checks import LEVELS
 from conformance.suite.provenance import PROVENANCES
-from conformance.suite.registry import DEFAULT_SPEC
-from conformance.suite.spec import Spec
 from conformance.wire.profiles import DEFAULT_PROFILE
 from reference.version import __version__
 
@@ -55,6 +63,7 @@ __all__ = [
     "RUN_REPORTS",
     "open_output",
     "run_command",
+    "run_info_of",
     "write_reports",
 ]
 
@@ -72,26 +81,37 @@ def run_command(args: argparse.Namespace) -> int:
     console = sys.stderr if any(path == "-" for _, path in reports) else sys.stdout
     selected = select(args)
     if not selected.scenarios and not selected.errors:
+        if selected.shard is not None and selected.order:
+            print(
+                f"toolconf: shard {selected.shard} holds none of the {len(selected.order)} "
+                "scenarios chosen: nothing to judge",
+                file=console,
+            )
+            return EXIT_OK
         print(f"toolconf: {selected.nothing_selected()}", file=console)
         return EXIT_NOTHING
-    session = RunSession(connect(args.impl, connector_options(args)), _settings(args))
+    options = connector_options(args)
+    session = RunSession(
+        connect(args.impl, options), _settings(args), spare=lambda: connect(args.impl, options)
+    )
     baseline = load_baseline(args.baseline) if args.baseline and args.baseline.exists() else None
     if not _start(session, args.impl):
         return EXIT_UNAVAILABLE
     _announce(session, args, selected, console)
-    results = _judge(session, selected, args, console)
+    results, seconds = _judge(session, selected, args, console)
     provenances = spec_provenances()
     _summarize(results, provenances, console)
     status = EXIT_FAILED if any(r.bad for r in results) else EXIT_OK
-    for line in _closing_lines(session, results, args):
+    for line in _closing_lines(session, results, args) + _time_lines(session, seconds, args):
         print(line, file=console)
     stale = session.stale_expected_failures(known_ids(list(args.paths)))
     if stale:
         print(f"stale expected failures (no such scenario): {', '.join(stale)}", file=console)
         status = EXIT_FAILED
     chosen = selected.provenances or PROVENANCES
+    shard = _shard_record(selected)
     for line in write_reports(
-        session, results, reports, args.impl, provenances=provenances, selected=chosen
+        session, results, reports, args.impl, provenances=provenances, selected=chosen, shard=shard
     ):
         print(line, file=console)
     if args.baseline:
@@ -111,6 +131,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
         host_paths=args.host_paths,
         profile=args.profile,
         expected_failures=expected,
+        jobs=args.jobs,
     )
 
 
@@ -132,7 +153,12 @@ def _announce(
     hello = session.hello
     assert hello is not None  # started
     count = len(selected.scenarios)
-    print(f"toolconf {__version__}: {hello.name} via {args.impl}, {count} scenarios", file=console)
+    of = f" (shard {selected.shard} of {len(selected.order)})" if selected.shard else ""
+    pace = f", {min(args.jobs, count)} sessions at once" if args.jobs > 1 and count > 1 else ""
+    print(
+        f"toolconf {__version__}: {hello.name} via {args.impl}, {count} scenarios{of}{pace}",
+        file=console,
+    )
     for line in judgement_lines(hello.unreported, hello.inferences, args.levels):
         print(line, file=console)
     for line in profile_lines(args.profile, hello.profiles):
@@ -147,8 +173,9 @@ def _announce(
 
 def _judge(
     session: RunSession, selected: Selected, args: argparse.Namespace, console: TextIO
-) -> list[ScenarioResult]:
-    """Every load error as a result, then each chosen scenario judged, with progress."""
+) -> tuple[list[ScenarioResult], float]:
+    """Every load error as a result, then each chosen scenario judged, with progress;
+    and the seconds the judging took."""
     results = [load_error_result(e) for e in selected.errors]
     progress = Progress(len(selected.scenarios), console, quiet=args.no_progress)
     try:
@@ -158,6 +185,7 @@ def _judge(
     finally:
         progress.finish()
         session.close()
+    seconds = progress.elapsed
     left = len(selected.scenarios) - progress.done
     if left:
         print(
@@ -165,7 +193,34 @@ def _judge(
             f"passing (--maxfail {args.maxfail}): {left} not run",
             file=console,
         )
-    return results
+    return results, seconds
+
+
+def _time_lines(session: RunSession, seconds: float, args: argparse.Namespace) -> list[str]:
+    """The run's wall time, and the sessions of ``--jobs`` that did not start."""
+    judged = len(session.results)
+    pace = ""
+    if args.jobs > 1:
+        pace = f" on {session.sessions} session{'s' if session.sessions != 1 else ''} at once"
+    lines = [f"time: {format_duration(seconds)} for {judged} scenarios{pace}"]
+    if session.unstarted:
+        count = len(session.unstarted)
+        lines.append(
+            f"--jobs {args.jobs}: {count} session{'s' if count != 1 else ''} did not start, "
+            f"the others judged every scenario: {'; '.join(dict.fromkeys(session.unstarted))}"
+        )
+    return lines
+
+
+def _shard_record(selected: Selected) -> dict[str, Any] | None:
+    """What a shard's JSON-lines report says of it: K, N and the whole selection's ids."""
+    if selected.shard is None:
+        return None
+    return {
+        "index": selected.shard.index,
+        "count": selected.shard.count,
+        "order": list(selected.order),
+    }
 
 
 def _summarize(
@@ -204,27 +259,14 @@ def write_reports(
     *,
     provenances: Mapping[str, str],
     selected: Sequence[str] = PROVENANCES,
+    shard: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Write each (format, path) report of ``results``; a line per file written, for the console.
 
     ``provenances``: SPEC ID -> its provenance; ``selected``: the provenances the run judged
-    (PROTO-PROVENANCE-1).
+    (PROTO-PROVENANCE-1); ``shard``: what this part of a run is (``RunInfo.shard``).
     """
-    hello = session.hello
-    info = RunInfo(
-        impl=impl,
-        implementation=hello.implementation if hello else {},
-        features=session.features_used,
-        started=session.started,
-        unreported=sorted(hello.unreported) if hello else [],
-        inferences=hello.inferences if hello else (),
-        levels=session.settings.levels,
-        sections=Spec.load(DEFAULT_SPEC).section_labels() if DEFAULT_SPEC.is_file() else {},
-        profile=session.settings.profile,
-        plays=hello.profiles if hello else (DEFAULT_PROFILE,),
-        provenances=provenances,
-        selected=tuple(selected),
-    )
+    info = run_info_of(session, impl, provenances=provenances, selected=selected, shard=shard)
     lines = []
     for fmt, path in reports:
         with open_output(path) as out:
@@ -232,6 +274,33 @@ def write_reports(
         if path != "-":
             lines.append(f"report ({fmt}): {path}")
     return lines
+
+
+def run_info_of(
+    session: RunSession,
+    impl: str,
+    *,
+    provenances: Mapping[str, str],
+    selected: Sequence[str] = PROVENANCES,
+    shard: Mapping[str, Any] | None = None,
+) -> RunInfo:
+    """What the reports of ``session``'s run say of it (``write_reports``' arguments)."""
+    hello = session.hello
+    return RunInfo(
+        impl=impl,
+        implementation=hello.implementation if hello else {},
+        features=session.features_used,
+        started=session.started,
+        unreported=sorted(hello.unreported) if hello else [],
+        inferences=hello.inferences if hello else (),
+        levels=session.settings.levels,
+        sections=spec_sections(),
+        profile=session.settings.profile,
+        plays=hello.profiles if hello else (DEFAULT_PROFILE,),
+        provenances=provenances,
+        selected=tuple(selected),
+        shard=shard,
+    )
 
 
 def _compare_baseline(

@@ -4,7 +4,8 @@ Ids equal file stems, so ``-k``, ``--area``, ``--last-failed`` and
 ``--from-report`` pick files before any is parsed; ``--spec``, ``--level``
 and ``--feature`` pick them after parsing, before validation (which costs
 the most). ``--last-failed`` and ``--from-report`` narrow the other choices,
-as pytest's ``--lf`` does.
+as pytest's ``--lf`` does. ``--shard K/N`` comes last: it takes its share
+of what the rest chose, files that did not load included.
 """
 
 from __future__ import annotations
@@ -23,9 +24,18 @@ from conformance.suite.provenance import PROVENANCES, provenance_filter
 from conformance.suite.registry import DEFAULT_SCENARIOS, DEFAULT_SPEC
 from conformance.suite.scenario import RawFilter, Scenario, discover, load_scenarios
 from conformance.suite.selection import Selection
+from conformance.suite.shard import Shard
 from conformance.suite.spec import Spec
 
-__all__ = ["Selected", "failed_in_report", "known_ids", "roots_of", "select", "spec_provenances"]
+__all__ = [
+    "Selected",
+    "failed_in_report",
+    "known_ids",
+    "roots_of",
+    "select",
+    "spec_provenances",
+    "spec_sections",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +49,11 @@ class Selected:
     """Why nothing may be chosen although the options are right (no failures to rerun)."""
     provenances: tuple[str, ...] = ()
     """The provenances ``--provenance`` chose, strongest first; empty: every scenario."""
+    shard: Shard | None = None
+    """The ``--shard`` this run is; ``scenarios`` and ``errors`` are then its share."""
+    order: tuple[str, ...] = ()
+    """With ``shard``: the id of every file the whole run chose, in the run's order
+    (those that did not load first), for ``toolconf merge``."""
 
     def nothing_selected(self) -> str:
         """The message for an empty choice: what was asked, and the note."""
@@ -68,6 +83,11 @@ def spec_provenances() -> dict[str, str]:
     return dict(Spec.load(DEFAULT_SPEC).provenances()) if DEFAULT_SPEC.is_file() else {}
 
 
+def spec_sections() -> dict[str, str]:
+    """SPEC ID -> its section label, from the shipped SPEC.md (none without it)."""
+    return Spec.load(DEFAULT_SPEC).section_labels() if DEFAULT_SPEC.is_file() else {}
+
+
 def select(args: argparse.Namespace) -> Selected:
     """Load the scenarios ``args`` choose (``add_selection``'s arguments).
 
@@ -88,7 +108,20 @@ def select(args: argparse.Namespace) -> Selected:
     files = [p for p in discover(paths) if selection.wants_file(p, _area(p, root))]
     scenarios, errors = load_scenarios(files, root=root, keep=every if filters else None)
     kept = [s for s in scenarios if selection.wants(s)]
-    return Selected(kept, errors, selection, note, chosen)
+    shard: Shard | None = getattr(args, "shard", None)
+    if shard is None:
+        return Selected(kept, errors, selection, note, chosen)
+    order = [Path(e.path).stem for e in errors] + [s.id for s in kept]
+    taken = set(shard.positions(order))
+    return Selected(
+        [s for i, s in enumerate(kept, start=len(errors)) if i in taken],
+        [e for i, e in enumerate(errors) if i in taken],
+        selection,
+        note,
+        chosen,
+        shard,
+        tuple(order),
+    )
 
 
 def _provenance_filter(chosen: tuple[str, ...]) -> RawFilter | None:

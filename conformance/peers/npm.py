@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 from conformance.errors import ConformanceError
+from conformance.run.file_lock import held
 
 __all__ = [
     "PeerUnavailable",
@@ -134,8 +135,23 @@ def ensure_package(package: str, version: str, directory: Path | None = None) ->
     """
     where = directory if directory is not None else npm_directory(package, version)
     installed = where / "node_modules" / package
-    if (installed / "package.json").exists():
-        return installed
+    try:
+        # Runs at once (pytest-xdist workers, shards, --jobs) install one after the other:
+        # the first installs, the others find it installed once the lock is theirs.
+        with held(where.parent / f".{where.name}.lock", timeout=NPM_TIMEOUT):
+            if (installed / "package.json").exists():
+                return installed
+            _install(package, version, where)
+    except TimeoutError as exc:
+        raise PeerUnavailable(f"{package}@{version}: {exc}") from exc
+    except OSError as exc:
+        raise PeerUnavailable(f"{package}@{version}: cannot use the cache: {exc}") from exc
+    if not (installed / "package.json").exists():
+        raise PeerUnavailable(f"npm install {package}@{version} left no {installed}")
+    return installed
+
+
+def _install(package: str, version: str, where: Path) -> None:
     tool("node")
     where.mkdir(parents=True, exist_ok=True)
     print(
@@ -149,6 +165,3 @@ def ensure_package(package: str, version: str, directory: Path | None = None) ->
         cwd=where,
         show=True,
     )
-    if not (installed / "package.json").exists():
-        raise PeerUnavailable(f"npm install {package}@{version} left no {installed}")
-    return installed

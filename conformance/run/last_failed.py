@@ -6,7 +6,8 @@ One JSON file (``$TOOLCONF_LAST_FAILED``, default ``last-failed.json`` in
 implementation's entry as pytest's ``--lf`` does: the scenarios it ran are
 replaced by their new outcome, the others stay as they were, so rerunning
 the failures one by one empties the list. The file is written whole to a
-temporary name and renamed, so a run killed while writing leaves the old one.
+temporary name and renamed, so a run killed while writing leaves the old one;
+runs that end at once (shards on one machine) update it in turn, under a lock.
 """
 
 from __future__ import annotations
@@ -20,12 +21,15 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance.errors import ConformanceError
+from conformance.run.file_lock import held
 from conformance.run.results import ScenarioResult
 
 __all__ = ["LAST_FAILED_ENV", "last_failed", "last_failed_path", "record_run"]
 
 LAST_FAILED_ENV: Final = "TOOLCONF_LAST_FAILED"
 _OFF: Final = frozenset({"0", "off"})
+_LOCK_WAIT: Final = 30.0
+"""Seconds a run waits for another to finish updating the record before it skips its own."""
 
 
 def last_failed_path() -> Path | None:
@@ -72,6 +76,15 @@ def record_run(impl: str, results: Iterable[ScenarioResult], *, started: str = "
     if path is None:
         return
     results = list(results)
+    try:
+        with held(path.with_name(f".{path.name}.lock"), timeout=_LOCK_WAIT):
+            _update(path, impl, results, started)
+    except OSError:  # the lock not had in time (TimeoutError) or not made: skipped
+        return
+
+
+def _update(path: Path, impl: str, results: list[ScenarioResult], started: str) -> None:
+    """Read the record, change ``impl``'s entry and write it back (under the lock)."""
     try:
         data = _read(path)
     except ConformanceError:

@@ -7,16 +7,21 @@ failures to its result; ``judge_all`` runs many, in order, and stops after
 ``maxfail`` bad results; ``close`` stops the implementation. Every result
 judged is kept in ``results``, so whoever writes the reports sees the same
 run the console saw.
+
+With ``jobs`` above one in the settings and a ``spare`` connector factory,
+``judge_all`` judges on that many sessions at once (``SessionPool``): the
+results, their order and the reports are those of a serial run.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from conformance.run.parallel import SessionPool
 from conformance.run.results import ScenarioResult
 from conformance.run.runner import Runner
 from conformance.run.xfail import apply_expected_failures, unknown_entries
@@ -47,13 +52,24 @@ class RunSettings:
     """The behaviour profile judged (PROFILE-RUN-1)."""
     expected_failures: Mapping[str, str] = field(default_factory=dict)
     """Scenario id -> why the implementation is expected to fail it (strict)."""
+    jobs: int = 1
+    """Sessions judging at once (``run --jobs``); more than one needs a ``spare`` factory."""
 
 
 class RunSession:
     """A run: one connector, started once, judging scenarios until closed."""
 
-    def __init__(self, connector: Connector, settings: RunSettings | None = None) -> None:
+    def __init__(
+        self,
+        connector: Connector,
+        settings: RunSettings | None = None,
+        *,
+        spare: Callable[[], Connector] | None = None,
+    ) -> None:
+        """``spare`` makes another connector to the same implementation, for each further
+        session of ``settings.jobs``."""
         self.settings = settings or RunSettings()
+        self.spare = spare
         self.runner = Runner(
             connector,
             features=self.settings.features,
@@ -67,6 +83,10 @@ class RunSession:
         """Every result judged so far, expected failures applied, in order."""
         self.started = ""
         """When ``start`` was called (ISO 8601, UTC, seconds)."""
+        self.sessions = 1
+        """How many sessions judged the last ``judge_all``."""
+        self.unstarted: list[str] = []
+        """Why each spare session of the last ``judge_all`` did not start."""
         self._features_used: frozenset[str] = frozenset()
         self._hello: Hello | None = None
 
@@ -98,19 +118,29 @@ class RunSession:
         self._features_used = self.runner.features
         return hello
 
-    def judge(self, scenario: Scenario) -> ScenarioResult:
-        """Run one scenario; its result as the expected failures see it, also kept."""
+    def evaluate(self, scenario: Scenario) -> ScenarioResult:
+        """Run one scenario; its result as the expected failures see it, not kept."""
         result = apply_expected_failures(self.runner.run(scenario), self.settings.expected_failures)
         if self.runner.hello is not None:
             self._hello = self.runner.hello
             self._features_used = self.runner.features
+        return result
+
+    def judge(self, scenario: Scenario) -> ScenarioResult:
+        """Run one scenario; its result as the expected failures see it, also kept."""
+        result = self.evaluate(scenario)
         self.results.append(result)
         return result
 
     def judge_all(
         self, scenarios: Iterable[Scenario], *, maxfail: int | None = None
     ) -> Iterator[ScenarioResult]:
-        """Judge scenarios in order, yielding each result; stop after ``maxfail`` bad ones."""
+        """Judge scenarios, yielding (and keeping) each result in their order; stop after
+        ``maxfail`` bad ones. With ``jobs`` above one, on that many sessions at once."""
+        if self.settings.jobs > 1 and self.spare is not None:
+            yield from self._judge_parallel(scenarios, maxfail)
+            return
+        self.sessions = 1
         bad = 0
         for scenario in scenarios:
             result = self.judge(scenario)
@@ -118,6 +148,24 @@ class RunSession:
             bad += result.bad
             if maxfail is not None and bad >= maxfail:
                 return
+
+    def _judge_parallel(
+        self, scenarios: Iterable[Scenario], maxfail: int | None
+    ) -> Iterator[ScenarioResult]:
+        spare = self.spare
+        assert spare is not None
+
+        def session() -> RunSession:
+            return RunSession(spare(), self.settings)
+
+        pool = SessionPool(self, session, self.settings.jobs)
+        try:
+            for result in pool.judge_all(scenarios, maxfail=maxfail):
+                self.results.append(result)
+                yield result
+        finally:
+            self.sessions = pool.sessions - len(pool.unstarted)
+            self.unstarted = list(pool.unstarted)
 
     @property
     def features_used(self) -> list[str]:

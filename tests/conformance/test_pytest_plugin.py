@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from conftest import DATA, FAKE
+from conftest import DATA, FAKE, fake_command
 
 _INSTALLED = any(ep.name == "toolconf" for ep in entry_points(group="pytest11"))
 PLUGIN = [] if _INSTALLED else ["-p", "conformance.pytest_plugin"]
@@ -227,3 +228,42 @@ def test_the_report_profile_and_features_options_match_toolconf_runs(
     assert (header["profile"], header["features"]) == ("claude-code-2.1.88", ["bash", "read"])
     outcomes = {line["id"]: line["outcome"] for line in lines if line["type"] == "result"}
     assert outcomes == {"call-ok": "not_applicable", "content-mismatch": "not_applicable"}
+
+
+def test_under_xdist_each_worker_judges_and_the_report_is_one_runs(
+    suite: Path, tmp_path: Path
+) -> None:
+    """``-n 2``: two worker processes, each with its own session and implementation, one
+    merged report equal to a serial run's, the scenario cache written by both at once, and
+    no sandbox left behind."""
+    cache, temporary = tmp_path / "cache", tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**os.environ, "TOOLCONF_SCENARIO_CACHE": str(cache), "TMPDIR": str(temporary)}
+    reports = {}
+    for name, workers in (("xdist", ["-n", "2"]), ("serial", [])):  # xdist fills the cache
+        report = tmp_path / f"{name}.jsonl"
+        options = ["--toolconf-impl", fake_command("ok"), "--toolconf-report", f"jsonl={report}"]
+        pytest_argv = [sys.executable, "-m", "pytest", *PLUGIN, "-p", "no:cacheprovider"]
+        done = subprocess.run(
+            [*pytest_argv, *workers, str(suite), *options],
+            cwd=suite,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 1, done.stdout
+        assert "1 failed, 2 passed, 1 skipped" in done.stdout
+        assert f"report (jsonl): {report}" in done.stdout
+        assert ("2 workers" in done.stdout) == bool(workers)
+        reports[name] = [json.loads(line) for line in report.read_text().splitlines()]
+        for line in reports[name]:
+            line.pop("duration", None)
+            line.pop("started", None)
+    assert reports["xdist"] == reports["serial"]
+    assert "shard" not in reports["xdist"][0]
+    cached = [p.name for p in cache.rglob("*") if p.is_file()]
+    assert cached
+    assert all(name.endswith(".pickle") for name in cached)
+    assert [p.name for p in temporary.iterdir() if p.name.startswith("toolconf")] == []
