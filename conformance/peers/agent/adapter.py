@@ -39,7 +39,7 @@ blocks of a message sent with its calls, and its streaming pace.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -243,8 +243,9 @@ class AgentAdapter(ProtocolServer):
             tool_map, call = self._map(name, use.get("input"), test_tools)
             calls.append((tool_use_id, name, tool_map, call))
         running = self._ensure_running()
-        if name_offered_nowhere := self._unoffered_search(uses, running, test_tools):
-            raise Unmappable(name_offered_nowhere)
+        offered = {tool.name for tool in running.tools} if running.request else None
+        if unoffered := self._unoffered_search(uses, offered, test_tools):
+            raise Unmappable(unoffered)
         try:
             found = running.take_turn(
                 [(i, call) for i, _, _, call in calls],
@@ -306,20 +307,16 @@ class AgentAdapter(ProtocolServer):
         return bool((self._session or {}).get("test_tools"))
 
     def _unoffered_search(
-        self, uses: Sequence[Mapping[str, Any]], running: AgentSession, test_tools: bool
+        self, uses: Sequence[Mapping[str, Any]], offered: Collection[str] | None, test_tools: bool
     ) -> str | None:
-        """Why a ToolSearch has no counterpart: with test tools, an agent offering none
-        defers none of them (the scenario's deferral has no counterpart)."""
-        if not test_tools or self.definition.tool_pool != "own":
+        """Why a ToolSearch has no counterpart: with test tools, an agent that offers none
+        (``offered`` names what it offers) defers none of them, so the scenario's deferral
+        has no counterpart."""
+        if not test_tools or self.definition.tool_pool != "own" or offered is None:
             return None
-        request = running.request
-        if request is None or request.offers("ToolSearch"):
+        if "ToolSearch" in offered or not any(use.get("name") == "ToolSearch" for use in uses):
             return None
-        if any(use.get("name") == "ToolSearch" for use in uses):
-            return (
-                f"{self.definition.name} offers no ToolSearch here: it defers none of these tools"
-            )
-        return None
+        return f"{self.definition.name} offers no ToolSearch here: it defers none of these tools"
 
     def _check_addressable(self, name: str, tool_input: object) -> None:
         session = self._session or {}
