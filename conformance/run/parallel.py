@@ -113,8 +113,6 @@ class SessionPool:
                         running -= 1
                     else:
                         known[answer[0]] = answer[1]
-                    if self.fatal is not None:
-                        raise self.fatal
                 if self.fatal is not None:
                     raise self.fatal
                 result = known.pop(index, None) or _unjudged(scenario)
@@ -127,6 +125,8 @@ class SessionPool:
             while running:  # each session ends its scenario before the caller closes the first
                 if done.get() is None:
                     running -= 1
+        if self.fatal is not None:  # a session met it after the last result came out
+            raise self.fatal
 
     def _work(
         self,
