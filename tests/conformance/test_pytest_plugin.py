@@ -167,11 +167,15 @@ def test_a_peer_that_cannot_be_installed_ends_the_session_with_one_line(
     )
     assert done.returncode == 3, done.stdout + done.stderr
     said = [line for line in done.stdout.splitlines() if "cannot run" in line]
-    assert said == [
-        "!!!!!! _pytest.outcomes.Exit: toolconf: cannot run agent:gemini-cli: node is not on "
-        "PATH: npm peers need Node.js 20 or later and npm (Debian: apt-get install nodejs npm; "
-        "elsewhere https://nodejs.org) !!!!!!"
-    ] or len(said) == 1, done.stdout
+    assert (
+        said
+        == [
+            "!!!!!! _pytest.outcomes.Exit: toolconf: cannot run agent:gemini-cli: node is not on "
+            "PATH: npm peers need Node.js 20 or later and npm (Debian: apt-get install nodejs npm; "
+            "elsewhere https://nodejs.org) !!!!!!"
+        ]
+        or len(said) == 1
+    ), done.stdout
     assert "failed" not in done.stdout.splitlines()[-1]  # no item failed: the session ended
 
 
