@@ -21,6 +21,7 @@ from conformance.peers.registry import connect, register_connector
 from conformance.peers.stdio import StdioConnector
 from conformance.run.results import LevelCount, LevelVerdict, Outcome, ScenarioResult
 from conformance.run.runner import Runner, run_scenario
+from conformance.run.session import RunSession, RunSettings
 from conformance.suite.checks import LEVELS
 from conformance.suite.scenario import Scenario, load_scenario, load_scenarios, parse_scenario
 from conformance.wire.connector import Connector, ConnectorOptions
@@ -43,6 +44,8 @@ __all__ = [
     "LevelVerdict",
     "Outcome",
     "ProtocolError",
+    "RunSession",
+    "RunSettings",
     "Runner",
     "Scenario",
     "ScenarioError",

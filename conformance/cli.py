@@ -2,20 +2,27 @@
 
 Commands:
 
-- ``run [PATHS] [--impl I] [-k PATTERN] [--spec ID] ...``: run scenarios and report;
-- ``list [PATHS] [-k PATTERN] [--level L] [--spec ID]``: ids, levels, SPEC IDs, titles;
+- ``run [PATHS] [--impl I] [selection] [--report FORMAT[=PATH]] ...``: run
+  scenarios and report (``conformance.commands.run``);
+- ``list [PATHS] [selection]``: ids, levels, SPEC IDs, titles;
 - ``lint``: check the suite itself (``conformance.analysis.lint``);
-- ``summary REPORT...``: the totals of saved JSON-lines reports;
+- ``summary REPORT...``: saved JSON-lines reports, each on its own, then side by side;
+- ``merge REPORT... [--report FORMAT[=PATH]]``: the JSON-lines reports of a run's
+  shards (``run --shard K/N``) as the whole run's report (``conformance.commands.merge``);
 - ``diff A.jsonl B.jsonl [--unspecified FILE]``: which scenarios changed outcome
   between two reports, ID by ID, grouped by SPEC section (``conformance.analysis.release_diff``);
 - ``smoke --impl I``: hello, begin, end; say what the implementation is;
-- ``mutants [--only NAME] [--list] [--full] [--report markdown]``: every
-  mutant against the scenarios citing the SPEC IDs it breaks, and the whole
-  suite against those that survive that (``--full``: the whole suite against
-  every one); fails unless each is killed by its own IDs.
-- ``bench [--impl I]... [--rounds N] [--output-dir DIR]``: what dedup and the
-  token gate cost and save, for the reference and each ``--impl`` side by side
-  (``conformance.instruments.bench``): JSON, Markdown and a PNG plot.
+- ``mutants [--only NAME] [--spec ID] [--list] [--full] [--report markdown]``:
+  every mutant against the scenarios citing the SPEC IDs it breaks, and the
+  whole suite against those that survive that (``--full``: the whole suite
+  against every one); fails unless each is killed by its own IDs.
+- ``bench [--impl I]... [--rounds N] [--report FORMAT[=PATH]]``: what dedup and
+  the token gate cost and save, for the reference and each ``--impl`` side by
+  side (``conformance.instruments.bench``): JSON, Markdown and a PNG plot.
+- ``stress``, ``fidelity``, ``matrix``: attacks, agreement per SPEC ID, and
+  implementations side by side.
+
+Options mean the same in every command (``conformance.commands.options``).
 
 Exit status: 0 all good; 1 something failed (a scenario outcome of fail,
 error, crash, timeout or xpass; a stale expected failure; a lint problem; a
@@ -26,29 +33,13 @@ scenario file that does not load); 2 bad usage or an unreadable input file;
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
-import fnmatch
+import os
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
 
-from conformance.analysis.baseline import (
-    Baseline,
-    diff_baseline,
-    load_baseline,
-    merge_baseline,
-    save_baseline,
-)
-from conformance.analysis.console import (
-    Progress,
-    describe_result,
-    format_table,
-    level_lines,
-    summarize,
-)
 from conformance.analysis.fidelity import (
     fidelity_markdown,
     load_report,
@@ -56,36 +47,61 @@ from conformance.analysis.fidelity import (
     write_jsonl,
 )
 from conformance.analysis.lint import LintPaths, lint
-from conformance.analysis.reports import FORMATS, RunInfo, write_report
 from conformance.analysis.spec_lint import reference_profiles, write_annexes
-from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
+from conformance.commands.merge import MERGE_REPORTS, merge_command
+from conformance.commands.options import (
+    ReportFormats,
+    add_impl,
+    add_jobs,
+    add_report,
+    add_selection,
+    add_spec_file,
+    assertion_levels,
+    chosen_reports,
+    connector_options,
+    deprecated,
+    feature_list,
+    impl_help,
+    spec_pattern,
+)
+from conformance.commands.run import (
+    EXIT_NOTHING,
+    EXIT_OK,
+    EXIT_UNAVAILABLE,
+    EXIT_USAGE,
+    RUN_REPORTS,
+    open_output,
+    run_command,
+)
+from conformance.commands.select import select
+from conformance.commands.summary import summary_command
+from conformance.errors import AdapterFailure, ConformanceError
 from conformance.instruments.bench.trace import AFTER_EDIT_SHARE, SEED_REREAD_SHARE
 from conformance.peers.registry import connect
-from conformance.run.results import Outcome, ScenarioResult
-from conformance.run.runner import DEFAULT_FIXTURES, HOST_PATHS_REASON, Runner
-from conformance.run.xfail import apply_expected_failures, load_expected_failures, unknown_entries
 from conformance.suite.checks import LEVELS
 from conformance.suite.registry import (
+    DEFAULT_BEHAVIOURS,
     DEFAULT_CODE,
     DEFAULT_EXCLUDED,
     DEFAULT_FEATURES,
+    DEFAULT_FIXTURES,
     DEFAULT_SCENARIOS,
     DEFAULT_SPEC,
     DEFAULT_UNCITED,
     load_reasons,
 )
-from conformance.suite.scenario import Scenario, discover, load_scenarios
-from conformance.suite.selection import citing_filter
 from conformance.suite.spec import Spec
-from conformance.wire.connector import ConnectorOptions
 from conformance.wire.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 from conformance.wire.protocol import check_ok
 from reference.version import __version__
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_NOTHING = 0, 1, 2, 3, 5
-_EXTENSIONS = {"junit": "xml", "jsonl": "jsonl", "markdown": "md", "html": "html"}
+_EXPECTED_FAILURES_HELP = (
+    "the implementation's expected failures, YAML {scenario-id: reason}; strict: a listed "
+    "scenario that passes fails the run"
+)
+_MARKDOWN_ON_STDOUT = ReportFormats({"markdown": "-"}, always=("markdown",))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,30 +120,46 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toolconf", description="Tool-system conformance suite.")
     parser.add_argument("--version", action="version", version=f"toolconf {__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    _add_run(commands)
+    _add_summary(commands)
+    _add_merge(commands)
+    _add_list(commands)
+    _add_lint(commands)
+    _add_fidelity(commands)
+    _add_diff(commands)
+    smoke = commands.add_parser("smoke", help="start an implementation, open and close a session")
+    add_impl(smoke)
+    smoke.set_defaults(command=_smoke)
+    _add_mutants(commands)
+    _add_bench(commands)
+    _add_stress(commands)
+    _add_matrix(commands)
+    _add_spec(commands)
+    return parser
 
+
+def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser("run", help="run scenarios against an implementation")
-    _add_selection(run)
+    add_selection(run, run=True)
+    add_impl(run)
+    add_jobs(run)
     run.add_argument(
-        "--spec",
-        dest="spec_ids",
-        action="append",
-        default=[],
-        metavar="ID",
-        help="only scenarios citing this SPEC ID (exact, or a glob such as 'READ-*'); repeatable",
+        "--features",
+        type=feature_list,
+        metavar="F,...",
+        help="judge as if hello declared these features, instead of its own (--feature "
+        "selects scenarios)",
     )
-    _add_impl(run)
-    run.add_argument("--features", help="comma-separated features to assume instead of the hello's")
     run.add_argument(
         "--levels",
-        type=_levels,
+        type=assertion_levels,
         default=LEVELS,
         metavar="L,...",
         help="the assertion levels that decide pass or fail: behaviour, identity, rendering "
-        "(default all three; the others are still evaluated and reported)",
+        "(default all three; the others are still evaluated and reported; --level selects "
+        "by requirement level)",
     )
-    run.add_argument(
-        "--expected-failures", type=Path, metavar="FILE", help="YAML {scenario-id: reason}"
-    )
+    run.add_argument("--expected-failures", type=Path, metavar="FILE", help=_EXPECTED_FAILURES_HELP)
     run.add_argument(
         "--profile",
         choices=PROFILE_NAMES,
@@ -135,21 +167,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the behaviour profile to judge (PROFILE-RUN-1; default documented): scenarios "
         "not holding under it are not applicable, and begin asks the implementation for it",
     )
-    run.add_argument(
-        "--report",
-        dest="reports",
-        action="append",
-        default=[],
-        type=_report_spec,
-        metavar="FORMAT[=PATH]",
-        help=f"also write a report: {', '.join(sorted(FORMATS))}; PATH '-' is stdout "
-        "(default toolconf-report.EXT, or --output); repeatable",
-    )
-    run.add_argument(
-        "--output",
-        metavar="FILE",
-        help="where a --report without =PATH goes ('-' for stdout; default toolconf-report.EXT)",
-    )
+    add_report(run, RUN_REPORTS)
     run.add_argument(
         "--baseline", type=Path, metavar="FILE", help="record outcomes, or compare with them"
     )
@@ -169,31 +187,62 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--no-progress", action="store_true", help="print only the summary, not a line per scenario"
     )
-    run.set_defaults(command=_run)
+    run.set_defaults(command=run_command)
 
+
+def _add_summary(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     summary = commands.add_parser(
-        "summary", help="the totals of saved JSON-lines reports (toolconf run --report jsonl)"
+        "summary",
+        help="saved JSON-lines reports (toolconf run --report jsonl), each on its own, then "
+        "side by side",
     )
     summary.add_argument("reports", type=Path, nargs="+", metavar="REPORT")
-    summary.set_defaults(command=_summary)
+    add_spec_file(summary, DEFAULT_SPEC)
+    summary.set_defaults(command=summary_command)
 
-    listing = commands.add_parser("list", help="list scenarios: id, level, SPEC IDs, title")
-    _add_selection(listing)
-    listing.add_argument("--level", choices=("MUST", "SHOULD", "MAY"))
-    listing.add_argument(
-        "--spec", metavar="PREFIX", help="only scenarios citing a SPEC ID with this prefix"
+
+def _add_merge(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    merge = commands.add_parser(
+        "merge",
+        help="the JSON-lines reports of a run's shards (run --shard K/N) as the whole run's "
+        "report; refuses reports of different runs, overlapping or missing shards",
     )
+    merge.add_argument(
+        "reports",
+        type=Path,
+        nargs="+",
+        metavar="REPORT",
+        help="the JSON-lines reports of a run's shards (run --shard K/N --report jsonl=...)",
+    )
+    add_report(merge, MERGE_REPORTS, output_dir=False)
+    merge.set_defaults(command=merge_command)
+
+
+def _add_list(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    listing = commands.add_parser("list", help="list scenarios: id, level, SPEC IDs, title")
+    add_selection(listing)
     listing.set_defaults(command=_list)
 
+
+def _add_lint(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check = commands.add_parser(
         "lint", help="check scenarios, SPEC coverage, features, exclusions and code citations"
     )
-    check.add_argument("--scenarios", type=Path, default=DEFAULT_SCENARIOS)
-    check.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
-    check.add_argument("--features", type=Path, default=DEFAULT_FEATURES)
-    check.add_argument("--excluded", type=Path, default=DEFAULT_EXCLUDED)
-    check.add_argument("--code", type=Path, default=DEFAULT_CODE, help="the engine's sources")
-    check.add_argument("--uncited", type=Path, default=DEFAULT_UNCITED)
+    check.add_argument("--scenarios", type=Path, default=DEFAULT_SCENARIOS, metavar="DIR")
+    add_spec_file(check, DEFAULT_SPEC)
+    check.add_argument(
+        "--features-file",
+        type=Path,
+        default=DEFAULT_FEATURES,
+        metavar="FILE",
+        help="the feature registry",
+    )
+    deprecated(check, "--features", dest="features_file", type=Path, instead="--features-file")
+    check.add_argument("--excluded", type=Path, default=DEFAULT_EXCLUDED, metavar="FILE")
+    check.add_argument(
+        "--code", type=Path, default=DEFAULT_CODE, metavar="DIR", help="the engine's sources"
+    )
+    check.add_argument("--uncited", type=Path, default=DEFAULT_UNCITED, metavar="FILE")
     check.add_argument(
         "--strict-spec",
         action="store_true",
@@ -201,24 +250,36 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.set_defaults(command=_lint)
 
+
+def _add_fidelity(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fidelity = commands.add_parser(
         "fidelity", help="per SPEC ID and level: agrees / disagrees / not observable, from a report"
     )
     fidelity.add_argument(
         "reports", type=Path, nargs="+", help="JSON-lines reports of one implementation"
     )
-    fidelity.add_argument("--jsonl", type=Path, help="also write the merged reports here")
+    add_report(
+        fidelity,
+        ReportFormats(
+            {"markdown": "-", "jsonl": "toolconf-merged.jsonl"},
+            always=("markdown",),
+            notes={"jsonl": "the reports merged"},
+        ),
+        output_dir=False,
+    )
+    deprecated(fidelity, "--jsonl", dest="jsonl", instead="--report jsonl=PATH", append_as="jsonl")
     fidelity.add_argument(
         "--expected-failures",
         type=Path,
-        help="say which behaviour disagreements this file's reasons (Decisions) account for",
+        metavar="FILE",
+        help=_EXPECTED_FAILURES_HELP + "; here their reasons mark the disagreements they explain",
     )
-    fidelity.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
-    fidelity.add_argument("--output", default="-", help="Markdown file ('-': stdout)")
+    add_spec_file(fidelity, DEFAULT_SPEC)
     fidelity.add_argument("--regenerate", default="", help="command that regenerates it")
     fidelity.set_defaults(command=_fidelity)
 
-    # -- diff: which scenarios changed outcome between two runs (release diffs) --
+
+def _add_diff(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     release_diff = commands.add_parser(
         "diff", help="which scenarios changed outcome between two JSON-lines reports, by SPEC ID"
     )
@@ -238,21 +299,29 @@ def _parser() -> argparse.ArgumentParser:
     release_diff.add_argument(
         "--note", action="append", default=[], help="a sentence for the page; repeatable"
     )
-    release_diff.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
-    release_diff.add_argument("--output", default="-", help="Markdown file ('-': stdout)")
+    add_spec_file(release_diff, DEFAULT_SPEC)
+    add_report(release_diff, _MARKDOWN_ON_STDOUT, output_dir=False)
     release_diff.add_argument("--regenerate", default="", help="command that regenerates it")
     release_diff.set_defaults(command=_diff)
 
-    smoke = commands.add_parser("smoke", help="start an implementation, open and close a session")
-    _add_impl(smoke)
-    smoke.set_defaults(command=_smoke)
 
+def _add_mutants(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     mutants = commands.add_parser(
         "mutants",
         help="run each mutant where it breaks first (the scenarios citing its SPEC IDs), "
         "then the whole suite if it survives; fail unless each is killed by its own IDs",
     )
     mutants.add_argument("--only", action="append", default=[], metavar="NAME", help="repeatable")
+    mutants.add_argument(
+        "--spec",
+        dest="spec_ids",
+        action="append",
+        default=[],
+        type=spec_pattern,
+        metavar="ID",
+        help="only the mutants breaking a SPEC ID this matches (ID, prefix or glob, as in "
+        "run); repeatable",
+    )
     mutants.add_argument("--list", action="store_true", help="list the mutants and exit")
     mutants.add_argument(
         "--full",
@@ -260,16 +329,18 @@ def _parser() -> argparse.ArgumentParser:
         help="audit: the whole suite against every mutant, in a process each (slow)",
     )
     mutants.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
-    mutants.add_argument("--report", choices=("markdown",), help="also write a report")
-    mutants.add_argument("--output", metavar="FILE", help="report file (toolconf-mutants.md)")
+    add_report(mutants, ReportFormats({"markdown": "toolconf-mutants.md"}), output_dir=False)
     mutants.add_argument(
         "--expected-failures",
         type=Path,
         metavar="FILE",
-        help="scenarios the control may fail (default conformance/known-engine-bugs.yaml)",
+        help=_EXPECTED_FAILURES_HELP + "; the implementation here is the unmutated reference "
+        "(the control; default conformance/known-engine-bugs.yaml)",
     )
     mutants.set_defaults(command=_mutants)
 
+
+def _add_bench(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = commands.add_parser(
         "bench", help="measure dedup and the token gate through protocol v1, side by side"
     )
@@ -277,9 +348,8 @@ def _parser() -> argparse.ArgumentParser:
         "--impl",
         action="append",
         default=[],
-        metavar="I",
-        help="an implementation to measure beside the reference (repeatable): stdio:COMMAND | "
-        "direct[:MODULE:FACTORY] | mutant:NAME; LABEL=I names it in the report",
+        metavar="IMPL",
+        help=impl_help(None) + "; beside the reference, repeatable; LABEL=IMPL names it",
     )
     bench.add_argument(
         "--no-reference", action="store_true", help="measure only the --impl implementations"
@@ -299,17 +369,25 @@ def _parser() -> argparse.ArgumentParser:
         default=AFTER_EDIT_SHARE,
         help="share of re-reads that follow an Edit of the file (default 0.3)",
     )
-    bench.add_argument(
-        "--output-dir",
-        type=Path,
-        default=Path("toolconf-bench"),
-        help="where bench.json, bench.md and bench.png go (default ./toolconf-bench)",
+    add_report(
+        bench,
+        ReportFormats(
+            {
+                "json": "toolconf-bench/bench.json",
+                "markdown": "toolconf-bench/bench.md",
+                "png": "toolconf-bench/bench.png",
+            },
+            always=("json", "markdown", "png"),
+            notes={"json": "every figure", "png": "time per call against file size"},
+        ),
     )
     bench.add_argument(
         "--timeout", type=float, default=60.0, help="seconds per request (default 60)"
     )
     bench.set_defaults(command=_bench)
 
+
+def _add_stress(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     stress = commands.add_parser(
         "stress",
         help="attack an implementation: SIGKILL during writes, a protocol fuzzer, hostile "
@@ -318,7 +396,8 @@ def _parser() -> argparse.ArgumentParser:
     stress.add_argument(
         "--impl",
         default=None,
-        help="stdio:COMMAND | mutant:NAME (default: the reference adapter with this Python)",
+        metavar="IMPL",
+        help=impl_help(None) + " (default: the reference adapter with this Python)",
     )
     stress.add_argument("--only", metavar="C,...", help="classes: kills, fuzz, hostile, bypass")
     stress.add_argument(
@@ -336,389 +415,72 @@ def _parser() -> argparse.ArgumentParser:
     stress.add_argument("--timeout", type=float, help="seconds per request (default 5)")
     stress.add_argument("--race-rounds", type=int, help="cap on each race case's rounds")
     stress.add_argument("--cases", type=Path, help="bypass cases YAML (default bypass-cases.yaml)")
-    stress.add_argument(
-        "--json", type=Path, default=Path("toolconf-stress.json"), help="the figures file"
+    add_report(
+        stress,
+        ReportFormats(
+            {"json": "toolconf-stress.json"}, always=("json",), notes={"json": "figures"}
+        ),
+        output_dir=False,
     )
+    deprecated(stress, "--json", dest="json", instead="--report json=PATH", append_as="json")
     stress.add_argument("--isolation", choices=("auto", "on", "off"), default="auto")
     stress.add_argument("--pass-env", action="append", default=[], metavar="NAME")
     stress.set_defaults(command=_stress)
-    _add_matrix(commands)
-    _add_spec(commands)
-    return parser
 
 
-def _report_spec(text: str) -> tuple[str, str | None]:
-    """``FORMAT`` or ``FORMAT=PATH`` -> (format, path or None)."""
-    fmt, sep, path = text.partition("=")
-    if fmt not in FORMATS:
-        raise argparse.ArgumentTypeError(
-            f"unknown report format {fmt!r}; choose from {', '.join(sorted(FORMATS))}"
-        )
-    if sep and not path:
-        raise argparse.ArgumentTypeError(f"--report {text}: empty path")
-    return fmt, path if sep else None
-
-
-def _report_paths(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """Each requested report's format and destination; ``--output`` serves those without one."""
-    chosen: list[tuple[str, str]] = []
-    for fmt, path in args.reports:
-        chosen.append((fmt, path or args.output or f"toolconf-report.{_EXTENSIONS[fmt]}"))
-    return chosen
-
-
-def _stress(args: argparse.Namespace) -> int:
-    from conformance.instruments.reliability.common import DEFAULT_IMPL  # noqa: PLC0415
-    from conformance.instruments.reliability.stress import config_from, run_stress  # noqa: PLC0415
-
-    args.impl = args.impl or DEFAULT_IMPL
-    try:
-        config = config_from(args, full=args.full)
-    except ValueError as exc:
-        print(f"stress: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    return run_stress(config, sys.stdout, args.json)
-
-
-def _levels(text: str) -> tuple[str, ...]:
-    chosen = tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
-    unknown = [level for level in chosen if level not in LEVELS]
-    if unknown or not chosen:
-        raise argparse.ArgumentTypeError(
-            f"unknown level {', '.join(unknown) or '(none)'}; choose from {', '.join(LEVELS)}"
-        )
-    return chosen
-
-
-def _add_selection(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
+def _add_matrix(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``matrix`` subcommand: reports side by side, per behaviour and per SPEC section."""
+    matrix = commands.add_parser(
+        "matrix",
+        help="implementations x behaviours (kept / partly / not kept / differs / n/a) and x SPEC "
+        "sections, as Markdown and self-contained HTML, from JSON-lines reports",
+    )
+    matrix.add_argument("reports", type=Path, nargs="+", help="JSON-lines reports, one column each")
+    add_spec_file(matrix, DEFAULT_SPEC)
+    matrix.add_argument(
+        "--behaviours",
         type=Path,
-        help=f"scenario files or directories (default {DEFAULT_SCENARIOS})",
+        default=DEFAULT_BEHAVIOURS,
+        metavar="FILE",
+        help="the behaviour table's data (default the shipped behaviours.yaml)",
     )
-    parser.add_argument(
-        "-k",
-        "--id",
-        dest="patterns",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="only ids containing PATTERN, or matching it as a glob; repeatable",
+    add_report(
+        matrix,
+        ReportFormats(
+            {"markdown": "matrix.md", "html": "matrix.html"},
+            always=("markdown", "html"),
+            notes={"html": "self-contained, click a cell"},
+        ),
     )
-
-
-def _add_impl(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--impl", default="direct", help="direct | stdio:COMMAND | mutant:NAME (default direct)"
+    matrix.add_argument(
+        "--readme",
+        type=Path,
+        metavar="FILE",
+        help="also rewrite the behaviour table between its markers in this README",
     )
-    parser.add_argument(
-        "--timeout", type=float, default=10.0, help="seconds per request (default 10)"
-    )
-    parser.add_argument(
-        "--isolation",
-        choices=("auto", "on", "off"),
-        default="auto",
-        help="run adapter processes in namespaces of their own (PROTO-ISOLATE-1): auto (when "
-        "the host permits, the default), on (refuse to run without), off",
-    )
-    parser.add_argument(
-        "--pass-env",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a variable of this environment the adapter inherits beyond the allowlist "
-        "(PROTO-ENV-1); repeatable",
-    )
+    matrix.add_argument("--date", default="", help="the date the page names (default: today)")
+    matrix.add_argument("--regenerate", default="", help="the command that regenerates it")
+    matrix.set_defaults(command=_matrix)
 
 
-def _options(args: argparse.Namespace) -> ConnectorOptions:
-    """The connector options of ``_add_impl``'s arguments."""
-    return ConnectorOptions(
-        timeout=args.timeout,
-        hello_timeout=max(args.timeout, 30.0),
-        isolation=args.isolation,
-        pass_env=tuple(args.pass_env),
-    )
-
-
-def _selected(scenario_id: str, patterns: Sequence[str]) -> bool:
-    if not patterns:
-        return True
-    return any(
-        fnmatch.fnmatchcase(scenario_id, p) if any(c in p for c in "*?[") else p in scenario_id
-        for p in patterns
-    )
-
-
-def _load(
-    args: argparse.Namespace, spec_ids: Sequence[str] = ()
-) -> tuple[list[Scenario], list[ScenarioLoadError]]:
-    paths: list[Path] = args.paths or [DEFAULT_SCENARIOS]
-    root = paths[0] if len(paths) == 1 and paths[0].is_dir() else DEFAULT_SCENARIOS
-    for path in paths:
-        if not path.exists():
-            raise ConformanceError(f"no such file or directory: {path}")
-    # Ids equal file stems, so -k picks files before any is parsed; --spec picks
-    # them after parsing, before validation (which costs the most).
-    files = [p for p in discover(paths) if _selected(p.stem, args.patterns)]
-    keep = citing_filter(spec_ids) if spec_ids else None
-    return load_scenarios(files, root=root, keep=keep)
-
-
-def _load_error_result(error: ScenarioLoadError) -> ScenarioResult:
-    path = Path(error.path)
-    return ScenarioResult(
-        id=path.stem,
-        outcome=Outcome.ERROR,
-        area=path.parent.name,
-        path=error.path,
-        kind="scenario",
-        where="load",
-        message=str(error),
-    )
-
-
-# -- run ----------------------------------------------------------------------
-
-
-def _run(args: argparse.Namespace) -> int:
-    scenarios, load_errors = _load(args, args.spec_ids)
-    reports = _report_paths(args)
-    if len({path for _, path in reports}) < len(reports):
-        raise ConformanceError("two --report options write the same file")
-    console = sys.stderr if any(path == "-" for _, path in reports) else sys.stdout
-    if not scenarios and not load_errors:
-        print("toolconf: no scenarios selected", file=console)
-        return EXIT_NOTHING
-    expected = load_expected_failures(args.expected_failures) if args.expected_failures else {}
-    baseline = load_baseline(args.baseline) if args.baseline and args.baseline.exists() else None
-    features = None if args.features is None else [f for f in args.features.split(",") if f.strip()]
-    runner = Runner(
-        connect(args.impl, _options(args)),
-        features=features,
-        fixtures=args.fixtures,
-        keep=args.keep,
-        levels=args.levels,
-        host_paths=args.host_paths,
-        profile=args.profile,
-    )
-    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    try:
-        hello = runner.start()
-    except AdapterFailure as exc:
-        print(f"toolconf: cannot start {args.impl}: [{exc.kind}] {exc}", file=sys.stderr)
-        if stderr := runner.connector.take_stderr().strip():
-            print(stderr, file=sys.stderr)
-        return EXIT_UNAVAILABLE
-    print(
-        f"toolconf {__version__}: {hello.name} via {args.impl}, {len(scenarios)} scenarios",
-        file=console,
-    )
-    for line in _hello_lines(hello.unreported, hello.inferences, args.levels):
-        print(line, file=console)
-    for line in _profile_lines(args.profile, hello.profiles):
-        print(line, file=console)
-    results = [_load_error_result(e) for e in load_errors]
-    progress = Progress(len(scenarios), console, quiet=args.no_progress)
-    try:
-        for raw in runner.run_all(scenarios):
-            result = apply_expected_failures(raw, expected)
-            results.append(result)
-            progress.update(result)
-    finally:
-        progress.finish()
-        features_used = sorted(runner.features)
-        runner.close()
-
-    status = _print_summary(results, console)
-    skipped = [r.id for r in results if r.reason.startswith(HOST_PATHS_REASON)]
-    if skipped:  # PROTO-ISOLATE-2: loudly
-        print(
-            f"\nWARNING: {len(skipped)} scenarios aiming at real host paths were skipped: "
-            f"{args.impl} is not isolated (in-process connectors never are; adapter processes "
-            "are isolated with Linux and unshare, PROTO-ISOLATE-1). "
-            f"--host-paths runs them anyway, at the host's risk: {', '.join(skipped)}",
-            file=console,
-        )
-    for line in _hello_lines(hello.unreported, hello.inferences, args.levels):
-        print(line, file=console)
-    # Ids equal file stems, so every scenario that exists is known without loading it.
-    roots = [p for p in [DEFAULT_SCENARIOS, *args.paths] if p.exists()]
-    stale = unknown_entries(expected, [p.stem for p in discover(roots)])
-    if stale:
-        print(f"stale expected failures (no such scenario): {', '.join(stale)}", file=console)
-        status = EXIT_FAILED
-    if args.keep:
-        for result in results:
-            if result.kept:
-                print(f"kept {result.id}: {result.kept}", file=console)
-    if reports:
-        info = RunInfo(
-            impl=args.impl,
-            implementation=hello.implementation,
-            features=features_used,
-            started=started,
-            unreported=sorted(hello.unreported),
-            inferences=hello.inferences,
-            levels=args.levels,
-            sections=Spec.load(DEFAULT_SPEC).section_labels() if DEFAULT_SPEC.is_file() else {},
-            profile=args.profile,
-            plays=hello.profiles,
-        )
-        for fmt, path in reports:
-            with _open_output(path) as out:
-                write_report(fmt, results, info, out)
-            if path != "-":
-                print(f"report ({fmt}): {path}", file=console)
-    if args.baseline:
-        _baseline(
-            args.baseline,
-            baseline=baseline,
-            results=results,
-            implementation=dict(hello.implementation),
-            update=args.update_baseline,
-            console=console,
-        )
-    return status
-
-
-def _print_summary(results: list[ScenarioResult], console: TextIO) -> int:
-    bad = [r for r in results if r.bad]
-    differing = [r for r in results if r.outcome is Outcome.PASS and r.mismatches]
-    for result in differing + [r for r in results if r.outcome is Outcome.XFAIL] + bad:
-        print("\n" + describe_result(result), file=console)
-    print("\n" + format_table("level", summarize(results, lambda r: r.level)), file=console)
-    print("\n" + format_table("area", summarize(results, lambda r: r.area)), file=console)
-    print("\n" + "\n".join(level_lines(results)), file=console)
-    print(
-        f"\n{'FAILED' if bad else 'OK'}: {len(bad)} of {len(results)} scenarios not passing",
-        file=console,
-    )
-    return EXIT_FAILED if bad else EXIT_OK
-
-
-def _hello_lines(
-    unreported: Iterable[str], inferences: Sequence[Mapping[str, Any]], levels: Sequence[str]
-) -> list[str]:
-    """What the run's judgement rests on besides the scenarios: levels, unreported, inferences."""
-    lines = []
-    if tuple(levels) != LEVELS:
-        lines.append(f"deciding levels: {', '.join(levels)} (the others are reported only)")
-    if unreported:
-        lines.append(f"not reported by the implementation: {', '.join(sorted(unreported))}")
-    for inference in inferences:
-        lines.append(
-            f"inferred: {inference.get('field')} from {inference.get('from')} "
-            f"through {inference.get('table')}"
-        )
-    return lines
-
-
-def _profile_lines(profile: str, plays: Sequence[str]) -> list[str]:
-    """PROFILE-RUN-1: the profile judged, when it is not the default or not one played."""
-    if profile == DEFAULT_PROFILE and profile in plays:
-        return []
-    if profile in plays:
-        return [f"profile: {profile} (played by the implementation)"]
-    return [
-        f"profile: {profile}, which the implementation does not claim to play "
-        f"(it plays {', '.join(plays)}): a measurement, not an agreement run"
-    ]
-
-
-@contextlib.contextmanager
-def _open_output(name: str) -> Iterator[TextIO]:
-    if name == "-":
-        yield sys.stdout
-        return
-    with open(name, "w", encoding="utf-8") as handle:
-        yield handle
-
-
-def _baseline(
-    path: Path,
-    *,
-    baseline: Baseline | None,
-    results: list[ScenarioResult],
-    implementation: dict[str, object],
-    update: bool,
-    console: TextIO,
-) -> None:
-    if baseline is None:
-        save_baseline(path, merge_baseline(Baseline(), results), implementation)
-        print(f"baseline recorded: {path} ({len(results)} scenarios)", file=console)
-        return
-    changes = diff_baseline(baseline, results)
-    if not changes:
-        print(f"baseline {path}: no changes", file=console)
-    else:
-        print(f"baseline {path}: {len(changes)} changed", file=console)
-        for change in changes:
-            print(f"  {change}", file=console)
-        spec_ids = sorted({s for c in changes for s in c.spec})
-        if spec_ids:
-            print(f"  SPEC IDs affected: {', '.join(spec_ids)}", file=console)
-    if update:
-        save_baseline(path, merge_baseline(baseline, results), implementation)
-        print(f"baseline updated: {path}", file=console)
-    elif changes:
-        print("  (use --update-baseline to record them)", file=console)
-
-
-# -- list, lint, smoke ----------------------------------------------------------
+# -- the commands -----------------------------------------------------------------
 
 
 def _list(args: argparse.Namespace) -> int:
-    scenarios, errors = _load(args)
-    for error in errors:
+    selected = select(args)
+    for error in selected.errors:
         print(error, file=sys.stderr)
-    chosen = [
-        s
-        for s in scenarios
-        if (args.level is None or s.level == args.level)
-        and (args.spec is None or any(spec_id.startswith(args.spec) for spec_id in s.spec))
-    ]
-    for s in chosen:
+    for s in selected.scenarios:
         print(f"{s.area}/{s.id}\t{s.level}\t{','.join(s.spec)}\t{s.title}")
-    return EXIT_FAILED if errors else EXIT_OK
-
-
-def _summary(args: argparse.Namespace) -> int:
-    """Per report and, for several, all together: outcome counts by area and level figures."""
-    everything: list[ScenarioResult] = []
-    for path in args.reports:
-        if not path.is_file():
-            raise ConformanceError(f"no such report: {path}")
-        try:
-            report = load_report(path)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ConformanceError(f"{path}: not a JSON-lines report: {exc}") from exc
-        results = [ScenarioResult.from_json(r) for r in report.results]
-        everything += results
-        implementation = report.header.get("implementation", {})
-        name = f"{implementation.get('name', '?')} {implementation.get('version', '')}".strip()
-        started = report.header.get("started", "")
-        print(f"== {path}: {name} via {report.header.get('impl', '?')}, {started}")
-        _print_totals(results)
-    if len(args.reports) > 1:
-        print(f"== all {len(args.reports)} reports")
-        _print_totals(everything)
-    return EXIT_FAILED if any(r.bad for r in everything) else EXIT_OK
-
-
-def _print_totals(results: list[ScenarioResult]) -> None:
-    print(format_table("area", summarize(results, lambda r: r.area)))
-    print("\n".join(level_lines(results)))
-    bad = sum(r.bad for r in results)
-    print(f"{'FAILED' if bad else 'OK'}: {bad} of {len(results)} scenarios not passing\n")
+    if not selected.scenarios and not selected.errors:
+        print(f"toolconf: {selected.nothing_selected()}", file=sys.stderr)
+        return EXIT_NOTHING
+    return 1 if selected.errors else EXIT_OK
 
 
 def _fidelity(args: argparse.Namespace) -> int:
+    outputs = chosen_reports(args)
     report = merge_reports([load_report(path) for path in args.reports])
-    if args.jsonl:
-        with args.jsonl.open("w", encoding="utf-8") as out:
-            write_jsonl(report, out)
     started = str(report.header.get("started", ""))[:10] or "unknown date"
     command = args.regenerate or f"toolconf run --impl {report.header.get('impl', '?')}"
     if not args.regenerate and report.header.get("profile", DEFAULT_PROFILE) != DEFAULT_PROFILE:
@@ -728,11 +490,19 @@ def _fidelity(args: argparse.Namespace) -> int:
         expected, _, problems = load_reasons(args.expected_failures, "expected failures")
         if problems:
             raise ConformanceError("; ".join(str(p) for p in problems))
-    page = fidelity_markdown(
-        report, Spec.load(args.spec), command=command, date=started, expected=expected
-    )
-    with _open_output(args.output) as out:
-        out.write(page)
+    for fmt, path in outputs:
+        with open_output(path) as out:
+            if fmt == "jsonl":
+                write_jsonl(report, out)
+                continue
+            page = fidelity_markdown(
+                report,
+                Spec.load(args.spec_file),
+                command=command,
+                date=started,
+                expected=expected,
+            )
+            out.write(page)
     return EXIT_OK
 
 
@@ -744,22 +514,23 @@ def _diff(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise ConformanceError(f"no such report: {path}")
     unspecified = load_unspecified(args.unspecified) if args.unspecified else []
-    command = args.regenerate or _diff_command(args)
-    page = diff_markdown(
-        load_report(args.before),
-        load_report(args.after),
-        Spec.load(args.spec),
-        command=command,
-        unspecified=unspecified,
-        edited=_edited_scenarios(args.edited) if args.edited else frozenset(),
-        notes=args.note,
-    )
-    with _open_output(args.output) as out:
-        out.write(page)
+    edited = _edited_scenarios(args.edited) if args.edited else frozenset()
+    for _, output in chosen_reports(args):
+        page = diff_markdown(
+            load_report(args.before),
+            load_report(args.after),
+            Spec.load(args.spec_file),
+            command=args.regenerate or _diff_command(args, output),
+            unspecified=unspecified,
+            edited=edited,
+            notes=args.note,
+        )
+        with open_output(output) as out:
+            out.write(page)
     return EXIT_OK
 
 
-def _diff_command(args: argparse.Namespace) -> str:
+def _diff_command(args: argparse.Namespace, output: str) -> str:
     """The ``diff`` command line that makes this very page (for its ``regenerate`` line)."""
     import shlex  # noqa: PLC0415
 
@@ -770,8 +541,8 @@ def _diff_command(args: argparse.Namespace) -> str:
         words += ["--edited", args.edited]
     for note in args.note:
         words += ["--note", note]
-    if args.output != "-":
-        words += ["--output", args.output]
+    if output != "-":
+        words += ["--report", f"markdown={output}"]
     return shlex.join(words)
 
 
@@ -797,8 +568,8 @@ def _lint(args: argparse.Namespace) -> int:
     problems = lint(
         LintPaths(
             scenarios=args.scenarios,
-            spec=args.spec,
-            features=args.features,
+            spec=args.spec_file,
+            features=args.features_file,
             excluded=args.excluded,
             code=args.code,
             uncited=args.uncited,
@@ -809,7 +580,7 @@ def _lint(args: argparse.Namespace) -> int:
         print(problem)
     if problems:
         print(f"lint: {len(problems)} problem{'s' if len(problems) != 1 else ''}")
-        return EXIT_FAILED
+        return 1
     print("lint: ok")
     return EXIT_OK
 
@@ -819,11 +590,13 @@ def _mutants(args: argparse.Namespace) -> int:
 
     if args.expected_failures is None and orchestrate.KNOWN_ENGINE_BUGS.is_file():
         args.expected_failures = orchestrate.KNOWN_ENGINE_BUGS
+    reports = chosen_reports(args)
+    args.report_path = reports[0][1] if reports else None
     return orchestrate.run_mutants(args)
 
 
 def _smoke(args: argparse.Namespace) -> int:
-    connector = connect(args.impl, _options(args))
+    connector = connect(args.impl, connector_options(args))
     try:
         hello = connector.start()
         with tempfile.TemporaryDirectory(prefix="toolconf-smoke-") as base:
@@ -860,6 +633,7 @@ def _bench(args: argparse.Namespace) -> int:
     from conformance.instruments.bench import report as bench_report  # noqa: PLC0415
     from conformance.instruments.bench.run import REFERENCE_LABEL, bench, reference_spec  # noqa: PLC0415
 
+    outputs = chosen_reports(args)
     specs: list[tuple[str, str]] = (
         [] if args.no_reference else [(REFERENCE_LABEL, reference_spec())]
     )
@@ -889,61 +663,73 @@ def _bench(args: argparse.Namespace) -> int:
         after_edit_share=args.after_edit_share,
         timeout=args.timeout,
     )
-    args.output_dir.mkdir(parents=True, exist_ok=True)
     markdown = bench_report.to_markdown(run)
-    (args.output_dir / "bench.json").write_text(bench_report.to_json(run), encoding="utf-8")
-    (args.output_dir / "bench.md").write_text(markdown, encoding="utf-8")
-    (args.output_dir / "bench.png").write_bytes(bench_report.to_png(run))
     print(markdown)
-    print(f"bench: wrote bench.json, bench.md and bench.png to {args.output_dir}")
+    for fmt, path in outputs:
+        if path == "-":
+            continue  # the Markdown is on stdout already; JSON and PNG need a file
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "png":
+            Path(path).write_bytes(bench_report.to_png(run))
+        else:
+            text = bench_report.to_json(run) if fmt == "json" else markdown
+            Path(path).write_text(text, encoding="utf-8")
+        print(f"bench: wrote {fmt} to {path}")
     failed = [impl for impl in run.implementations if impl.failure]
     return EXIT_UNAVAILABLE if failed else EXIT_OK
 
 
-# -- toolconf matrix (conformance/analysis/matrix.py) ----------------------------------
+def _stress(args: argparse.Namespace) -> int:
+    from conformance.instruments.reliability.common import DEFAULT_IMPL  # noqa: PLC0415
+    from conformance.instruments.reliability.stress import config_from, run_stress  # noqa: PLC0415
 
-
-def _add_matrix(commands: Any) -> None:
-    """The ``matrix`` subcommand: reports side by side, per SPEC section."""
-    matrix = commands.add_parser(
-        "matrix",
-        help="implementations x SPEC sections (pass / fail / n/a / not observed), "
-        "as Markdown and self-contained HTML, from JSON-lines reports",
-    )
-    matrix.add_argument("reports", type=Path, nargs="+", help="JSON-lines reports, one row each")
-    matrix.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
-    matrix.add_argument(
-        "--output-dir", type=Path, default=Path("."), help="where matrix.md and matrix.html go"
-    )
-    matrix.add_argument("--date", default="", help="the date the page names (default: today)")
-    matrix.add_argument("--regenerate", default="", help="the command that regenerates it")
-    matrix.set_defaults(command=_matrix)
+    outputs = chosen_reports(args)
+    if any(path == "-" for _, path in outputs):
+        raise ConformanceError("stress prints its summary on stdout: give --report json=FILE")
+    args.impl = args.impl or DEFAULT_IMPL
+    try:
+        config = config_from(args, full=args.full)
+    except ValueError as exc:
+        print(f"stress: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return run_stress(config, sys.stdout, Path(outputs[-1][1]) if outputs else None)
 
 
 def _matrix(args: argparse.Namespace) -> int:
-    from conformance.analysis.matrix import (  # noqa: PLC0415  (only this command needs it)
-        build_matrix,
-        load_reports,
-        matrix_html,
-        matrix_markdown,
+    from conformance.analysis.matrix_pages import (  # noqa: PLC0415  (only this command)
+        matrix_pages,
+        replace_block,
     )
 
-    table = build_matrix(load_reports(args.reports), Spec.load(args.spec))
-    date = args.date or datetime.date.today().isoformat()
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    markdown = matrix_markdown(table, date=date, command=args.regenerate)
-    (args.output_dir / "matrix.md").write_text(markdown, encoding="utf-8")
-    page = matrix_html(table, date=date, command=args.regenerate)
-    (args.output_dir / "matrix.html").write_text(page, encoding="utf-8")
-    print(f"matrix: {len(table.rows)} implementations x {len(table.sections)} sections")
-    for row in table.rows:
-        totals = ", ".join(f"{row.total(s)} {s}" for s in ("pass", "fail", "n/a", "not observed"))
-        print(f"  {row.label}: {totals}")
-    print(f"matrix: wrote matrix.md and matrix.html to {args.output_dir}")
+    outputs = chosen_reports(args)
+    markdown = Path(next((p for f, p in outputs if f == "markdown" and p != "-"), "matrix.md"))
+    anchor = args.readme.resolve().parent if args.readme else markdown.resolve().parent
+    pages = matrix_pages(
+        args.reports,
+        spec=args.spec_file,
+        behaviours=args.behaviours,
+        date=args.date or datetime.date.today().isoformat(),
+        command=args.regenerate,
+        readme_link=os.path.relpath(markdown.resolve(), anchor),
+    )
+    for line in pages.summary():
+        print(line)
+    for fmt, path in outputs:
+        page = pages.markdown if fmt == "markdown" else pages.html
+        if path == "-":
+            sys.stdout.write(page)
+            continue
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(page, encoding="utf-8")
+        print(f"matrix: wrote {fmt} to {path}")
+    if args.readme:
+        text = args.readme.read_text("utf-8")
+        args.readme.write_text(replace_block(text, pages.readme), encoding="utf-8")
+        print(f"matrix: rewrote the behaviour table in {args.readme}")
     return EXIT_OK
 
 
-def _add_spec(commands: Any) -> None:
+def _add_spec(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``spec`` subcommand: SPEC.md's generated parts."""
     spec = commands.add_parser("spec", help="SPEC.md's generated parts (the profile annexes)")
     parts = spec.add_subparsers(required=True, metavar="PART")
@@ -951,13 +737,13 @@ def _add_spec(commands: Any) -> None:
         "annexes",
         help="rewrite spec/annex-PROFILE.md from reference/profiles.py and the evidence",
     )
-    annexes.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
+    add_spec_file(annexes, DEFAULT_SPEC)
     annexes.set_defaults(command=_spec_annexes)
 
 
 def _spec_annexes(args: argparse.Namespace) -> int:
     """SPEC.md 0.5: one annex per profile, written beside SPEC.md; lists those that changed."""
-    changed = write_annexes(Spec.load(args.spec), reference_profiles())
+    changed = write_annexes(Spec.load(args.spec_file), reference_profiles())
     for path in changed:
         print(f"wrote {path}")
     print(f"spec annexes: {len(changed)} changed")

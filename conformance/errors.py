@@ -6,6 +6,8 @@ scenario is reported as ``error``. ``AdapterFailure`` and its subclasses are
 failures of the implementation under test at the protocol level (it crashed,
 hung, or broke the wire contract): the scenario is reported as ``crash``,
 ``timeout`` or ``error``, and the connection is restarted before the next one.
+``ImplementationUnavailable`` is neither: the implementation cannot be
+installed or run on this machine at all, so the run ends with its message.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ __all__ = [
     "AdapterTimeout",
     "AdapterUnsupported",
     "ConformanceError",
+    "ImplementationUnavailable",
+    "MissingExtra",
     "Problem",
     "ProtocolError",
     "ScenarioError",
@@ -33,6 +37,46 @@ __all__ = [
 
 class ConformanceError(Exception):
     """Root of every exception the runner raises on purpose."""
+
+
+class ImplementationUnavailable(ConformanceError):
+    """The implementation cannot be installed or run on this machine (no node, no npm, no
+    registry, a missing platform package or program).
+
+    No scenario can run, so the run ends; the message is one line saying what is
+    missing and how to fix it.
+    """
+
+
+class MissingExtra(ConformanceError):
+    """A part of the package needs an optional dependency that is not installed.
+
+    The message names the part, the extra and the pip command that installs it.
+    """
+
+    EXTRAS: ClassVar[dict[str, str]] = {
+        "mcp": "mcp",
+        "anyio": "mcp",
+        "uvicorn": "mcp",
+        "starlette": "mcp",
+        "pytest": "pytest",
+        "hypothesis": "properties",
+        "pytest_benchmark": "bench",
+        "selenium": "test",
+    }
+    """Top-level module -> the extra of pyproject.toml that installs it."""
+
+    def __init__(self, what: str, module: str) -> None:
+        self.extra = self.extra_of(module) or "test"
+        super().__init__(
+            f"{what} needs the {self.extra} extra: pip install 'toolsys-reference[{self.extra}]' "
+            f"(No module named {module!r})"
+        )
+
+    @classmethod
+    def extra_of(cls, module: str | None) -> str | None:
+        """The extra that installs ``module`` (or its top-level package), if one does."""
+        return cls.EXTRAS.get((module or "").partition(".")[0])
 
 
 @dataclass(frozen=True, slots=True)

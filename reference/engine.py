@@ -11,10 +11,10 @@ and ``reference.protocol.server`` checks each request against it first.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
 from typing import Any, Final
 
+from reference import session_dirs
 from reference.errors import BadRequest
 from reference.events import EventLog
 from reference.profiles import DEFAULT_PROFILE, PROFILES, profile_named
@@ -48,6 +48,7 @@ FEATURES: Final = (  # PROTO-FEATURES-1: the names of its table this engine supp
     "test_tools",
     "registry",
     "profiles",
+    "engine_names",
 )
 
 
@@ -65,6 +66,7 @@ class Engine(ProtocolServer):
     def __init__(self) -> None:
         self.session: Session | None = None
         self.tools: list[Tool] = []
+        session_dirs.sweep_once_in_background()  # PROTO-END-2: dead engines' directories
 
     def commands(self) -> Mapping[str, Handler]:
         return {
@@ -100,13 +102,18 @@ class Engine(ProtocolServer):
         cwd = spec.get("cwd", root)
         if not os.path.isabs(cwd):
             raise BadRequest("session.cwd must be an absolute path")
+        home = spec.get("home")
+        env_home = (spec.get("env") or {}).get("HOME") if home is None else None
+        for name, value in (("cwd", cwd), ("home", home), ("env.HOME", env_home)):
+            if isinstance(value, str) and "\0" in value:  # PROTO-BEGIN-4: no path holds one
+                raise BadRequest(f"session.{name} holds a NUL character, which no path can")
         # PROTO-BEGIN-1: unknown sources are ignored, whatever they hold
         settings = {name: v for name, v in (spec.get("settings") or {}).items() if name in SOURCES}
         session_dir = spec.get("session_dir")
         if session_dir is not None:
             if not os.path.isabs(session_dir):
                 raise BadRequest("session.session_dir must be an absolute path")
-            os.makedirs(session_dir, exist_ok=True)  # PROTO-BEGIN-2
+            _make_session_dir(session_dir)  # PROTO-BEGIN-2, PROTO-BEGIN-4
         profile_name = spec.get("profile", DEFAULT_PROFILE)
         profile = profile_named(profile_name)  # PROTO-BEGIN-3
         if profile is None:
@@ -121,7 +128,7 @@ class Engine(ProtocolServer):
             env=spec.get("env") or {},
             settings=Settings(by_source=settings),
             session_dir=session_dir,
-            home=spec.get("home"),
+            home=home,
             prompt=spec.get("prompt", "deny"),
             test_tools=spec.get("test_tools") is True,
             profile=profile,
@@ -132,8 +139,8 @@ class Engine(ProtocolServer):
     def _end(self, _request: Mapping[str, Any]) -> dict[str, Any]:
         if self.session is not None:
             self.session.tasks.stop_all()  # PROTO-END-1, BASH-BG-1: background tasks killed
-        if self.session is not None and self.session.owns_session_dir:  # PROTO-END-1
-            shutil.rmtree(self.session.session_dir, ignore_errors=True)
+        if self.session is not None and self.session.owned_dir is not None:  # PROTO-END-1
+            self.session.owned_dir.remove()
         self.session = None
         self.tools = []
         return {"ok": True}
@@ -193,6 +200,23 @@ class Engine(ProtocolServer):
             "batches": run.batches,
             "events": events.items(),
         }
+
+
+def _make_session_dir(path: str) -> None:
+    """PROTO-BEGIN-2: ``path`` made a directory if missing.
+
+    Raises:
+        BadRequest: PROTO-BEGIN-4: it exists as something else (a file, a
+            device), or cannot be made (a parent that is a file, no
+            permission, a name the file system cannot hold).
+    """
+    try:
+        os.makedirs(path, exist_ok=True)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise BadRequest(f"session.session_dir cannot be made a directory ({reason})") from exc
+    if not os.path.isdir(path):
+        raise BadRequest("session.session_dir is not a directory")
 
 
 def _tool_use(value: object) -> Mapping[str, Any]:

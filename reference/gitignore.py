@@ -23,6 +23,15 @@ the pure-Python Grep engine and ``rg`` agree:
   first kind with a matching pattern deciding;
 * an excluded directory is not entered, so nothing below it can be
   re-included (callers walking a tree stop there).
+
+A pattern comes from a file in the tree searched or from the model, so it
+may backtrack without end: it is compiled for the ``regex`` engine and,
+given the search's ``Deadline``, matched within what is left of it
+(GLOB-TIMEOUT-2, GREP-TIMEOUT-2). A pattern with at most ``UNTIMED_REPEATS``
+unbounded repeats (``*``, ``**``, the any-depth prefix of a name) cannot
+backtrack far, at worst quadratically in the path's length, so it is
+matched without a timeout, which costs a clock reading per call; the limit
+is still checked before every entry.
 """
 
 from __future__ import annotations
@@ -33,13 +42,17 @@ import re
 import stat as statmod
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
+
+import regex
 
 from reference import errors
+from reference.deadline import Deadline
 
 GITIGNORE: Final = ".gitignore"
 GREP_IGNORE_FILES: Final = (".rgignore", ".ignore", GITIGNORE)  # GREP-FILES-1, precedence order
 GLOB_IGNORE_FILES: Final = (GITIGNORE,)  # GLOB-IGNORE-1
+UNTIMED_REPEATS: Final = 2
 
 
 def glob_regex(glob: str, *, strict: bool = True) -> str:
@@ -55,6 +68,7 @@ class _GlobCompiler:
     def __init__(self, glob: str, *, strict: bool) -> None:
         self.glob = glob
         self.strict = strict
+        self.repeats = 0  # unbounded repeats written, every alternative's counted
 
     def fail(self, message: str) -> None:
         if self.strict:
@@ -78,6 +92,7 @@ class _GlobCompiler:
                 double = i - start == 2
                 seg_start = start == 0 or glob[start - 1] == "/"
                 seg_end = i == n or glob[i] == "/"
+                self.repeats += 1
                 if double and seg_start and seg_end:
                     if i == n:
                         out.append(".*")  # trailing ** (after "/": everything inside)
@@ -166,12 +181,22 @@ def _class_escape(char: str) -> str:
 class IgnorePattern:
     """One gitignore line: ``negated`` re-includes, ``dir_only`` matches directories."""
 
-    regex: re.Pattern[str]
+    regex: Any  # a ``regex`` pattern
     negated: bool
     dir_only: bool
+    timed: bool = True
+    """Whether a match within a deadline gets a timeout (see the module docstring)."""
 
-    def matches(self, rel: str, is_dir: bool) -> bool:
-        return (is_dir or not self.dir_only) and self.regex.match(rel) is not None
+    def matches(self, rel: str, is_dir: bool, deadline: Deadline | None = None) -> bool:
+        """Whether the pattern covers ``rel``; within ``deadline`` when given (raises past it).
+
+        GLOB-TIMEOUT-2, GREP-TIMEOUT-2: an ignore file's line is matched within the limit.
+        """
+        if not is_dir and self.dir_only:
+            return False
+        if deadline is None or not self.timed:
+            return self.regex.match(rel) is not None
+        return deadline.match(self.regex, rel) is not None
 
 
 def compile_line(line: str, *, strict: bool = False) -> IgnorePattern | None:
@@ -192,9 +217,12 @@ def compile_line(line: str, *, strict: bool = False) -> IgnorePattern | None:
         return None
     anchored = "/" in line
     line = line.lstrip("/") if anchored else line
-    body = glob_regex(line, strict=strict)
+    compiler = _GlobCompiler(line, strict=strict)
+    body = compiler.compile()
     prefix = "" if anchored else "(?:.*/)?"  # no slash: the name at any depth
-    return IgnorePattern(re.compile(prefix + body + r"\Z", re.DOTALL), negated, dir_only)
+    compiled = regex.compile(prefix + body + r"\Z", regex.DOTALL | regex.VERSION0)
+    repeats = compiler.repeats + (0 if anchored else 1)
+    return IgnorePattern(compiled, negated, dir_only, timed=repeats > UNTIMED_REPEATS)
 
 
 def parse_ignore_text(text: str) -> tuple[IgnorePattern, ...]:
@@ -210,10 +238,17 @@ def parse_ignore_text(text: str) -> tuple[IgnorePattern, ...]:
     return tuple(patterns)
 
 
-def last_match(patterns: Sequence[IgnorePattern], rel: str, is_dir: bool) -> bool | None:
-    """The last matching pattern's verdict: True excluded, False re-included, None no match."""
+def last_match(
+    patterns: Sequence[IgnorePattern], rel: str, is_dir: bool, deadline: Deadline | None = None
+) -> bool | None:
+    """The last matching pattern's verdict: True excluded, False re-included, None no match.
+
+    With ``deadline``: raises ``SearchTimeoutError`` once it passed, before or during a match.
+    """
+    if deadline is not None:
+        deadline.left()
     for pattern in reversed(patterns):
-        if pattern.matches(rel, is_dir):
+        if pattern.matches(rel, is_dir, deadline):
             return not pattern.negated
     return None
 
@@ -234,11 +269,13 @@ class IgnoreFiles:
 
     ``top`` is the highest directory whose ignore files apply to a search
     directory below it (GLOB-IGNORE-1, GREP-FILES-1: "its parents up to root").
-    Files are read once per search.
+    Files are read once per search; their patterns are matched within
+    ``deadline`` when one is given.
     """
 
     names: tuple[str, ...]
     top: str
+    deadline: Deadline | None = None
     _cache: dict[str, _DirRules | None] = field(default_factory=dict)
 
     def rules_of(self, directory: str, present: Collection[str] | None = None) -> _DirRules | None:
@@ -288,7 +325,7 @@ class IgnoreFiles:
                     continue
                 directory = rules.directory
                 rel = path[len(directory) + 1 :] if directory != "/" else path[1:]
-                verdict = last_match(patterns, rel, is_dir)
+                verdict = last_match(patterns, rel, is_dir, self.deadline)
                 if verdict is not None:
                     return verdict
         return False

@@ -19,6 +19,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -252,6 +253,23 @@ def run_handler(handler: Handler, *, stdin: bytes, cwd: str, env: Mapping[str, s
     )
 
 
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def hook_stdin(payload: Mapping[str, Any]) -> bytes:
+    """HOOK-INPUT-2: the JSON input as the bytes a handler reads: valid UTF-8, always.
+
+    Non-ASCII text is written as itself; a lone surrogate (which UTF-8 cannot
+    hold: an id or input the request sent as a ``\\ud800`` escape) as its
+    JSON ``\\u`` escape, so the string reaches the handler unchanged. In
+    ``ensure_ascii=False`` output such a code point occurs only inside a
+    string literal, where the escape means the same code point.
+    """
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    escaped = _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    return escaped.encode("utf-8")
+
+
 def run_event(
     ctx: ToolUseContext,
     *,
@@ -273,7 +291,7 @@ def run_event(
         return []
     where = ctx.cwd
     payload = hook_input(ctx, event=event, tool_name=tool_name, tool_input=tool_input, extra=extra)
-    stdin = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+    stdin = hook_stdin(payload)
     env = hook_environment(session)
     runs: list[HookRun | None] = [None] * len(handlers)
 

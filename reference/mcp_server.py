@@ -42,19 +42,27 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-import anyio
-import anyio.to_thread
-import uvicorn
-from mcp import types
-from mcp.server import Server
-from mcp.server.context import ServerRequestContext
-from mcp.server.stdio import stdio_server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from starlette.applications import Starlette
-from starlette.datastructures import Headers
-from starlette.requests import Request
-from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+try:
+    import anyio
+    import anyio.to_thread
+    import uvicorn
+    from mcp import types
+    from mcp.server import Server
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.stdio import stdio_server
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.applications import Starlette
+    from starlette.datastructures import Headers
+    from starlette.requests import Request
+    from starlette.routing import Route
+    from starlette.types import Receive, Scope, Send
+except ModuleNotFoundError as missing:  # the SDK is the mcp extra
+    if __name__ == "__main__":
+        sys.exit(
+            "reference.mcp_server needs the mcp extra: pip install 'toolsys-reference[mcp]' "
+            f"({missing})"
+        )
+    raise
 
 from reference.engine import Engine
 from reference.settings import PERMISSION_MODES, SOURCES

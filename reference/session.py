@@ -15,6 +15,7 @@ from reference.filestate import ReadFileState
 from reference.observer import Change, FileChangeObserver
 from reference.probeboard import ProbeBoard
 from reference.profiles import DOCUMENTED, Profile, WriteRead
+from reference.session_dirs import OwnedDir, make_owned_dir
 from reference.settings import (
     MODE_SOURCES,
     PERMISSION_MODES,
@@ -54,7 +55,7 @@ class Session:
     probe_board: ProbeBoard = field(default_factory=ProbeBoard)
     discovered_tools: set[str] = field(default_factory=set)  # REG-SEARCH-2
     probe_trail: tuple[str, ...] = ()  # the context's Probe trail between commands
-    owns_session_dir: bool = False  # made by the engine: removed at end (PROTO-END-1)
+    owned_dir: OwnedDir | None = None  # made by the engine: removed at end (PROTO-END-1)
     original_cwd: str = ""  # TOOL-CONTEXT-1 / PERM-PATH-1: the cwd at begin ("" = cwd)
     tasks: TaskBoard = field(default_factory=TaskBoard)  # BASH-BG-1: background tasks
     turn: int = 0  # READ-DEDUP-5: the number of the message being run (a call is one)
@@ -80,6 +81,7 @@ class Session:
     ) -> Session:
         env = dict(env or {})
         home = home or env.get("HOME") or os.path.expanduser("~")
+        owned = make_owned_dir() if session_dir is None else None  # PROTO-BEGIN-2, PROTO-END-2
         return cls(
             root=root,
             cwd=cwd or root,
@@ -89,8 +91,8 @@ class Session:
             settings=settings or Settings(),
             prompt=prompt,
             test_tools=test_tools,
-            session_dir=session_dir or tempfile.mkdtemp(prefix="toolsys-session-"),
-            owns_session_dir=session_dir is None,
+            session_dir=owned.path if owned is not None else str(session_dir),
+            owned_dir=owned,
             profile=profile,
         )
 

@@ -39,9 +39,10 @@ CONFORMANCE_LAYERS: Final[Mapping[str, int]] = {
     "instruments": 6,
 }
 CONFORMANCE_TOP: Final = frozenset(
-    {"__init__", "__main__", "cli", "pytest_plugin", "claude_code", "mcp"}
+    {"__init__", "__main__", "cli", "commands", "pytest_plugin", "claude_code", "mcp"}
 )
-"""The package face, the command line, the pytest plugin and the two ``python -m`` shims."""
+"""The package face, the command line and the parts its commands share with the pytest
+plugin, the plugin, and the two ``python -m`` shims."""
 CONFORMANCE_STANDALONE: Final = frozenset({"adapter_template"})
 """A file users copy: it imports neither package."""
 

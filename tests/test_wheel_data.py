@@ -2,12 +2,14 @@
 
 A data file the package-data globs miss is silently absent from an
 installed ``toolconf`` (the stress harness once ran a fifth of its bypass
-cases from a wheel), so the wheel is built here from the tracked files, as
-``.ci/run`` builds it, and compared with the tree.
+cases from a wheel), so the wheel is built here from the tracked files, with
+the README's own build command (its "From a wheel" section: one command,
+into ``dist/``), and compared with the tree.
 """
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 import sys
@@ -30,6 +32,17 @@ def tracked(*paths: str) -> list[str]:
     return [line for line in listed.stdout.splitlines() if line]
 
 
+def readme_build_command() -> list[str]:
+    """The README's one command that builds the wheel into ``dist/``, run with this Python."""
+    section = (ROOT / "README.md").read_text("utf-8").split("### From a wheel", 1)[1]
+    line = next(x for x in section.splitlines() if " -m pip wheel " in x)
+    argv = shlex.split(line)
+    assert argv[0] == ".venv/bin/python", line
+    assert "--wheel-dir" in argv, line
+    assert argv[argv.index("--wheel-dir") + 1] == "dist", line
+    return [sys.executable, *argv[1:], "--quiet"]
+
+
 @pytest.fixture(scope="module")
 def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
     if shutil.which("git") is None or not (ROOT / ".git").exists():
@@ -39,22 +52,8 @@ def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
         target = source / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, target)
-    dist = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--no-deps",
-            "-w",
-            str(dist),
-            str(source),
-        ],
-        check=True,
-        timeout=600,
-    )
+    dist = source / "dist"
+    subprocess.run(readme_build_command(), cwd=source, check=True, timeout=600)
     (wheel,) = dist.glob("toolsys_reference-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         return set(archive.namelist())

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -14,7 +15,8 @@ from conformance.run.results import (
     ScenarioResult,
     count_outcomes,
 )
-from conformance.suite.checks import LEVELS
+from conformance.suite.checks import BEHAVIOUR, LEVELS
+from conformance.suite.provenance import PROVENANCES, scenario_provenance
 
 __all__ = [
     "COLUMNS",
@@ -22,10 +24,13 @@ __all__ = [
     "LevelFigure",
     "Progress",
     "describe_result",
+    "format_duration",
     "format_levels",
     "format_table",
     "level_figures",
     "level_lines",
+    "provenance_figures",
+    "provenance_line",
     "summarize",
 ]
 
@@ -115,15 +120,40 @@ def format_levels(results: Iterable[ScenarioResult]) -> str:
     return ", ".join(f"{level} {figure}" for level, figure in level_figures(results).items())
 
 
-def level_lines(results: Sequence[ScenarioResult]) -> list[str]:
+def provenance_figures(
+    results: Iterable[ScenarioResult], provenances: Mapping[str, str]
+) -> dict[str, LevelFigure]:
+    """Provenance -> the behaviour figure of the scenarios of that provenance
+    (PROTO-PROVENANCE-1); ``provenances`` maps SPEC IDs to theirs."""
+    groups: dict[str, list[ScenarioResult]] = {p: [] for p in PROVENANCES}
+    for result in results:
+        provenance = scenario_provenance(result.spec, provenances)
+        if provenance is not None:
+            groups[provenance].append(result)
+    return {p: level_figures(members)[BEHAVIOUR] for p, members in groups.items()}
+
+
+def provenance_line(results: Iterable[ScenarioResult], provenances: Mapping[str, str]) -> str:
+    """``behaviour by provenance: documented 97% (n/m), measured 71% (...), decided ...``."""
+    figures = provenance_figures(results, provenances)
+    return "behaviour by provenance: " + ", ".join(f"{p} {f}" for p, f in figures.items())
+
+
+def level_lines(
+    results: Sequence[ScenarioResult], provenances: Mapping[str, str] | None = None
+) -> list[str]:
     """The per-level figures: all scenarios, then each requirement level (MUST, SHOULD...)
-    apart, then the scenarios failing per requirement level and the levels not observed."""
+    apart, the behaviour figures per provenance when ``provenances`` (SPEC ID -> its
+    provenance) is given, then the scenarios failing per requirement level and the levels
+    not observed."""
     lines = [f"levels: {format_levels(results)}"]
     by_level: dict[str, list[ScenarioResult]] = {}
     for result in results:
         by_level.setdefault(result.level or "-", []).append(result)
     for name in sorted(by_level, key=lambda n: (_REQUIREMENT_ORDER.get(n, 9), n)):
         lines.append(f"  {name}: {format_levels(by_level[name])}")
+    if provenances:
+        lines.append(provenance_line(results, provenances))
     failing = [
         f"{sum(r.base_outcome is Outcome.FAIL for r in by_level[name])} {name}"
         for name in sorted(by_level, key=lambda n: (_REQUIREMENT_ORDER.get(n, 9), n))
@@ -183,11 +213,36 @@ def format_table(
     return "\n".join([line(header), *(line(row) for row in body)])
 
 
+def format_duration(seconds: float) -> str:
+    """``3.4s``, ``42s``, ``1m21s`` or ``1h02m03s``."""
+    if seconds < 10:
+        return f"{max(seconds, 0.0):.1f}s"
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m{secs:02d}s"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
 class Progress:
-    """A one-line progress bar on a terminal; one plain line per result otherwise; or nothing."""
+    """A one-line progress bar on a terminal; one plain line per result otherwise; or nothing.
+
+    The bar shows the time since the run began and, from the first result
+    on, an estimate of the time left: the time per scenario so far, times
+    the scenarios left. Without a terminal, a ``time`` line with the same
+    figures comes among the result lines every ``every`` seconds.
+    """
 
     def __init__(
-        self, total: int, stream: TextIO, *, tty: bool | None = None, quiet: bool = False
+        self,
+        total: int,
+        stream: TextIO,
+        *,
+        tty: bool | None = None,
+        quiet: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+        every: float = 60.0,
     ) -> None:
         self.total = total
         self.stream = stream
@@ -195,6 +250,23 @@ class Progress:
         self.quiet = quiet
         self.done = 0
         self.bad = 0
+        self._clock = clock
+        self._began = clock()
+        self._every = every
+        self._told = self._began
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the progress began."""
+        return self._clock() - self._began
+
+    def timing(self) -> str:
+        """``1m02s, ETA 8m15s``: the time so far and, once a result is in, the time left."""
+        elapsed = self.elapsed
+        if not self.done or self.done >= self.total:
+            return format_duration(elapsed)
+        left = elapsed / self.done * (self.total - self.done)
+        return f"{format_duration(elapsed)}, ETA {format_duration(left)}"
 
     def update(self, result: ScenarioResult) -> None:
         """Account for one more result."""
@@ -204,12 +276,19 @@ class Progress:
             return
         if not self.tty:
             self.stream.write(f"{result.outcome:<15} {result.area}/{result.id}\n")
+            now = self._clock()
+            if now - self._told >= self._every:
+                self._told = now
+                self.stream.write(f"{'time':<15} {self.done}/{self.total}, {self.timing()}\n")
             self.stream.flush()
             return
-        width = max(10, min(40, shutil.get_terminal_size().columns - 60))
+        width = max(10, min(40, shutil.get_terminal_size().columns - 80))
         filled = width * self.done // max(self.total, 1)
         bar = "#" * filled + "-" * (width - filled)
-        text = f"\r[{bar}] {self.done}/{self.total} bad: {self.bad}  {result.id[:30]:<30}"
+        text = (
+            f"\r[{bar}] {self.done}/{self.total} bad: {self.bad}  {self.timing():<20} "
+            f"{result.id[:30]:<30}"
+        )
         self.stream.write(text)
         self.stream.flush()
 

@@ -37,6 +37,7 @@ __all__ = [
     "explain",
     "fidelity_markdown",
     "id_statuses",
+    "level_verdicts",
     "load_report",
     "merge_reports",
     "profile_line",
@@ -132,8 +133,10 @@ def profile_line(header: Mapping[str, Any]) -> str:
     )
 
 
-def _level_verdicts(result: Mapping[str, Any]) -> dict[str, str]:
-    """Level -> ``pass``/``fail``/``unobserved`` for one scenario result."""
+def level_verdicts(result: Mapping[str, Any]) -> dict[str, str]:
+    """Level -> ``pass``/``fail``/``unobserved`` for one scenario result: a crash, timeout
+    or error fails behaviour, a report from before assertion levels gives its outcome to
+    every level."""
     outcome = result.get("raw_outcome") or result.get("outcome")
     if outcome == "not_applicable":
         return dict.fromkeys(LEVELS, "unobserved")
@@ -157,7 +160,7 @@ def id_statuses(report: Report, spec: Spec) -> list[IdStatus]:
     statuses = {req.id: IdStatus(requirement=req, section=sections[req.id]) for req in spec}
     seen: dict[str, dict[str, set[str]]] = {rid: {lv: set() for lv in LEVELS} for rid in statuses}
     for result in report.results:
-        verdicts = _level_verdicts(result)
+        verdicts = level_verdicts(result)
         outcome = str(result.get("raw_outcome") or result.get("outcome"))
         for rid in result.get("spec", []):
             status = statuses.get(rid)
@@ -213,7 +216,7 @@ def explain(report: Report, expected: Mapping[str, str]) -> Explained:
     stale: list[str] = []
     for result in report.results:
         rid = str(result.get("id"))
-        behaviour = _level_verdicts(result)["behaviour"]
+        behaviour = level_verdicts(result)["behaviour"]
         if behaviour == "fail":
             if rid in expected:
                 explained[rid] = expected[rid]

@@ -6,6 +6,9 @@
   ``features.yaml`` lists exactly the features of SPEC.md's PROTO-FEATURES-1
   table when SPEC.md has one;
 - every SPEC ID a scenario cites exists in SPEC.md;
+- every behaviour of ``behaviours.yaml`` is well formed, each of its scenarios
+  exists and cites one of its SPEC IDs, and each of those IDs exists and is
+  cited by one of its scenarios (``conformance.suite.behaviours``);
 - every SPEC.md requirement is covered by a scenario or excluded, with a
   reason, in ``excluded.yaml``; an excluded ID must exist and must not also be
   covered (a stale exclusion hides nothing and misleads);
@@ -59,7 +62,9 @@ from pathlib import Path
 from conformance.analysis.citations import Vocabulary, scan_tree
 from conformance.analysis.spec_lint import ProfileTable, check_spec, reference_profiles
 from conformance.errors import Problem
+from conformance.suite.behaviours import check_behaviours, load_behaviours
 from conformance.suite.registry import (
+    DEFAULT_BEHAVIOURS,
     DEFAULT_CODE,
     DEFAULT_EXCLUDED,
     DEFAULT_FEATURES,
@@ -86,6 +91,9 @@ class LintPaths:
     excluded: Path = DEFAULT_EXCLUDED
     code: Path = DEFAULT_CODE
     uncited: Path = DEFAULT_UNCITED
+    behaviours: Path | None = None
+    """The behaviour table; None means the shipped one when the scenarios are the shipped
+    ones, and none for another tree."""
 
 
 def lint(
@@ -171,8 +179,23 @@ def lint(
                 f"({requirement.level}) covered by no scenario and not in {paths.excluded.name}"
             )
             problems.append(Problem(str(paths.spec), requirement.line, requirement.id, message))
+    behaviours = paths.behaviours
+    if behaviours is None and _same(paths.scenarios, DEFAULT_SCENARIOS):
+        behaviours = DEFAULT_BEHAVIOURS
+    problems += _behaviours(behaviours, scenarios, requirements)
     problems += _citations(paths, spec)
     return _sorted(problems)
+
+
+def _behaviours(
+    path: Path | None, scenarios: list[Scenario], requirements: Mapping[str, object]
+) -> list[Problem]:
+    """The behaviour table's data against the scenarios and SPEC.md."""
+    if path is None:
+        return []
+    behaviours, problems = load_behaviours(path)
+    cited = {s.id: tuple(s.spec) for s in scenarios}
+    return problems + check_behaviours(behaviours, cited, requirements, str(path))
 
 
 def _citations(paths: LintPaths, spec: Spec) -> list[Problem]:
@@ -225,7 +248,11 @@ def _sorted(problems: list[Problem]) -> list[Problem]:
 
 
 def _is_shipped(spec: Path) -> bool:
+    return _same(spec, DEFAULT_SPEC)
+
+
+def _same(path: Path, other: Path) -> bool:
     try:
-        return spec.resolve() == DEFAULT_SPEC.resolve()
+        return path.resolve() == other.resolve()
     except OSError:
         return False

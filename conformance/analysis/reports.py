@@ -29,11 +29,14 @@ from conformance.analysis.console import (
     format_levels,
     format_table,
     level_figures,
-    level_lines,
+    provenance_figures,
+    provenance_line,
     summarize,
 )
+from conformance.analysis.run_page import write_run_page
 from conformance.run.results import Outcome, ScenarioResult, count_outcomes
 from conformance.suite.checks import LEVELS
+from conformance.suite.provenance import PROVENANCES
 from conformance.wire.protocol import PROTOCOL_VERSION
 from reference.version import __version__
 
@@ -72,13 +75,27 @@ class RunInfo:
     """PROFILE-RUN-1: the behaviour profile the run judged."""
     plays: Sequence[str] = ("documented",)
     """PROTO-HELLO-2: the profiles the implementation said it plays."""
+    provenances: Mapping[str, str] = field(default_factory=dict)
+    """SPEC ID -> where its rule comes from (``Spec.provenances``): the behaviour figures
+    per provenance (PROTO-PROVENANCE-1); empty, none are given."""
+    selected: Sequence[str] = PROVENANCES
+    """The provenances the run judged (``run --provenance``; all three by default)."""
+    shard: Mapping[str, Any] | None = None
+    """A part of a run (``run --shard``): ``index`` and ``count`` (K of N) and ``order``,
+    the whole run's ids in its order; JSON lines carries it, for ``toolconf merge``."""
 
     def judgement(self) -> list[str]:
-        """What the verdicts rest on: profile, deciding levels, unreported, inferences."""
+        """What the verdicts rest on: profile, deciding levels, provenances, unreported,
+        inferences."""
         lines = [f"Deciding levels: {', '.join(self.levels)}."]
         if self.profile != "documented" or tuple(self.plays) != ("documented",):
             played = "plays it" if self.profile in self.plays else "does not claim to play it"
             lines.insert(0, f"Profile: {self.profile} (the implementation {played}).")
+        if tuple(self.selected) != PROVENANCES:
+            chosen = " or ".join(self.selected)
+            lines.append(
+                f"Judged: scenarios whose SPEC IDs are each {chosen} (PROTO-PROVENANCE-1)."
+            )
         if self.unreported:
             lines.append(f"Not reported by the implementation: {', '.join(self.unreported)}.")
         for i in self.inferences:
@@ -121,11 +138,23 @@ def _jsonl(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> Non
         "inferences": [dict(i) for i in info.inferences],
         "profile": info.profile,  # PROFILE-RUN-1
         "plays": list(info.plays),  # PROTO-HELLO-2
+        "provenance": list(info.selected),  # PROTO-PROVENANCE-1
     }
+    if info.shard is not None:
+        header["shard"] = dict(info.shard)
     out.write(json.dumps(header, ensure_ascii=False) + "\n")
     for result in results:
         out.write(json.dumps({"type": "result", **result.to_json()}, ensure_ascii=False) + "\n")
-    footer = {"type": "footer", "counts": _counts(results), "levels": _figures(results)}
+    footer: dict[str, Any] = {
+        "type": "footer",
+        "counts": _counts(results),
+        "levels": _figures(results),
+    }
+    if info.provenances:
+        footer["provenance"] = {
+            name: {"held": f.held, "observed": f.observed, "unobserved": f.unobserved}
+            for name, f in provenance_figures(results, info.provenances).items()
+        }
     out.write(json.dumps(footer) + "\n")
 
 
@@ -198,6 +227,8 @@ def _markdown(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> 
         f"**{verdict}**: {len(results) - len(bad)} of {len(results)} scenarios passing "
         f"or accounted for; {len(bad)} not passing. {format_levels(results)}.\n\n"
     )
+    if info.provenances:
+        out.write(provenance_line(results, info.provenances).capitalize() + ".\n\n")
     out.write(f"Implementation `{info.impl}`, toolconf {__version__}, protocol {PROTOCOL_VERSION}")
     out.write(f", started {info.started}.\n\n" if info.started else ".\n\n")
     out.write(f"Features: {', '.join(sorted(info.features)) or 'none'}.\n\n")
@@ -280,42 +311,11 @@ def _level_table(results: Sequence[ScenarioResult]) -> str:
     return "\n".join(rows)
 
 
-def _html(results: Sequence[ScenarioResult], info: RunInfo, out: TextIO) -> None:
-    e = html.escape
-    version = info.implementation.get("version", "")
-    name = f"{info.implementation.get('name', info.impl)} {version}".strip()
-    out.write(
-        "<!doctype html>\n<html><head><meta charset='utf-8'>"
-        f"<title>Conformance: {e(name)}</title><style>"
-        "body{font-family:sans-serif}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}"
-        ".pass{background:#dfd}.fail,.error,.crash,.timeout,.xpass{background:#fdd}"
-        ".not_applicable,.xfail{background:#eee}pre{margin:0;white-space:pre-wrap}"
-        "</style></head><body>\n"
-    )
-    out.write(f"<h1>Conformance: {e(name)}</h1>\n<p>Implementation <code>{e(info.impl)}</code>")
-    out.write(f", toolconf {e(__version__)}, protocol {PROTOCOL_VERSION}. {e(info.started)}</p>\n")
-    out.write(f"<p>{e(' '.join(info.judgement()))}</p>\n")
-    out.write(f"<pre>{e(chr(10).join(level_lines(results)))}</pre>\n")
-    for title, key in (("level", lambda r: r.level), ("area", lambda r: r.area)):
-        out.write(f"<pre>{e(format_table(title, summarize(results, key)))}</pre><br>\n")
-    out.write("<table><tr><th>scenario</th><th>outcome</th><th>spec</th><th>details</th></tr>\n")
-    for r in results:
-        details = describe_result(r) if r.outcome is not Outcome.PASS or r.mismatches else ""
-        out.write(
-            f"<tr class='{e(str(r.outcome))}'>"
-            f"<td>{e(r.area)}/{e(r.id)}<br><small>{e(r.title)}</small></td>"
-            f"<td>{e(str(r.outcome))}</td><td>{e(', '.join(r.spec))} ({e(r.level)})</td>"
-            f"<td><pre>{e(details)}</pre></td></tr>\n"
-        )
-    out.write("</table></body></html>\n")
-
-
 FORMATS: Mapping[str, Callable[[Sequence[ScenarioResult], RunInfo, TextIO], None]] = {
     "junit": _junit,
     "jsonl": _jsonl,
     "markdown": _markdown,
-    "html": _html,
+    "html": write_run_page,
 }
 """Report format name -> writer."""
 

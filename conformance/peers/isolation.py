@@ -8,8 +8,10 @@ safeguards, used by ``StdioConnector`` for every adapter process:
   private tmpfs holding bind mounts of the few host devices a tool may open
   (``null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``), ``/proc``
   is the new PID namespace's own, and the whole file system is read-only
-  but for the system temporary directory, where the sandboxes are (so the
-  runner's real home directory is read-only too). A broken Write of
+  but for the system temporary directory, where the sandboxes are; the
+  runner's real home directory is read-only wherever it lives, under the
+  temporary directory too (only a home that is the temporary directory
+  itself stays writable, since the sandboxes must). A broken Write of
   ``/dev/null`` then replaces at most a node of the private tmpfs (a rename
   onto a bind mount fails with EBUSY), and nothing is written in the real
   home. ``wrap`` builds the command line; the
@@ -175,30 +177,38 @@ def _private_dev(private: Path) -> None:
     _mount("--move", str(staging), "/dev")
 
 
-def _under(path: Path, parents: Iterable[Path]) -> bool:
-    return any(path == p or p in path.parents for p in parents)
+def mount_plan(readonly: Iterable[Path], writable: Iterable[Path]) -> list[tuple[Path, bool]]:
+    """PROTO-ISOLATE-1: the bind mounts to make, as (path, writable), in order.
+
+    Shallowest first, so that a deeper path overrides what a parent gave it
+    whichever list it is in: the real home under the writable temporary
+    directory is read-only, a temporary directory under a read-only home is
+    writable. A path in both lists is writable (the sandboxes need it). A
+    path that already has the mode its nearest planned parent gives it (the
+    host's own, writable, without one) is left out; so is one that is not a
+    directory.
+    """
+    modes = {path: False for path in readonly if path.is_dir()}
+    modes.update({path: True for path in writable if path.is_dir()})
+    plan: list[tuple[Path, bool]] = []
+    for path in sorted(modes, key=lambda p: (len(p.parts), str(p))):
+        inherited = next((mode for parent, mode in reversed(plan) if parent in path.parents), True)
+        if modes[path] != inherited:
+            plan.append((path, modes[path]))
+    return plan
 
 
 def _stage_two(private: Path, readonly: list[Path], writable: list[Path], argv: list[str]) -> int:
-    """Inside the namespaces: the private /dev, read-only paths, writable holes, exec ``argv``.
+    """Inside the namespaces: the private /dev, the mounts of ``mount_plan``, exec ``argv``.
 
     ``/`` is made read-only by remounting this namespace's copy of the root
-    mount; any other read-only path gets a read-only bind mount of its own.
-    A writable path beneath a read-only one gets a writable bind mount.
+    mount; any other path gets a bind mount of its own, read-only or writable.
     """
     _private_dev(private)
-    done: list[Path] = []
-    for path in readonly:
-        if not path.is_dir() or _under(path, writable):
-            continue
+    for path, rw in mount_plan(readonly, writable):
         if path != Path("/"):
             _mount("--bind", str(path), str(path))
-        _mount("-o", "remount,bind,ro", str(path))
-        done.append(path)
-    for path in writable:
-        if path.is_dir() and _under(path, done):
-            _mount("--bind", str(path), str(path))
-            _mount("-o", "remount,bind,rw", str(path))
+        _mount("-o", f"remount,bind,{'rw' if rw else 'ro'}", str(path))
     try:
         os.execvp(argv[0], argv)
     except OSError as exc:

@@ -193,10 +193,12 @@ class ScenarioResult:
 
     @classmethod
     def from_json(cls, record: Mapping[str, Any]) -> ScenarioResult:
-        """A result read back from a JSON-lines report record, for totals and level figures.
+        """A result read back from a JSON-lines report record.
 
-        The mismatches are not rebuilt (their values were made JSON-ready);
-        everything the counts and the level figures use is.
+        ``to_json`` of it gives the record back: the mismatches are rebuilt
+        with their values as the record holds them (made JSON-ready when
+        written), each saying what it said then; so a report merged from saved
+        ones is the report those runs wrote.
         """
         raw = record.get("raw_outcome")
         return cls(
@@ -208,17 +210,40 @@ class ScenarioResult:
             area=str(record.get("area", "")),
             path=record.get("path"),
             message=str(record.get("message", "")),
+            kind=str(record.get("kind", "")),
+            step=record.get("step") if isinstance(record.get("step"), int) else None,
+            where=str(record.get("where", "")),
             levels={
                 level: LevelCount(
                     int(c.get("passed", 0)), int(c.get("failed", 0)), int(c.get("not_observed", 0))
                 )
                 for level, c in dict(record.get("levels", {})).items()
             },
+            mismatches=tuple(_mismatch(m) for m in record.get("mismatches", ())),
+            stderr=str(record.get("stderr", "")),
             duration=float(record.get("duration", 0.0)),
             raw_outcome=Outcome(raw) if raw and raw != record.get("outcome") else None,
             reason=str(record.get("reason", "")),
             requires=tuple(record.get("requires", ())),
+            kept=record.get("kept") if isinstance(record.get("kept"), str) else None,
         )
+
+
+def _mismatch(record: Mapping[str, Any]) -> Mismatch:
+    """A mismatch of a report record, whose ``str`` is the ``message`` it was saved with."""
+    path = str(record.get("path", ""))
+    said = str(record.get("message", ""))
+    prefix = f"{path}: "
+    detail = said[len(prefix) :] if path and said.startswith(prefix) else said
+    step = record.get("step")
+    return Mismatch(
+        path,
+        record.get("expected"),
+        record.get("actual"),
+        detail,
+        level=str(record.get("level", "")),
+        step=step if isinstance(step, int) else None,
+    )
 
 
 def _jsonable(value: Any) -> Any:

@@ -33,7 +33,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from conformance.errors import AdapterError, AdapterFailure, ConformanceError, ScenarioError
+from conformance.errors import (
+    AdapterError,
+    AdapterFailure,
+    ConformanceError,
+    ImplementationUnavailable,
+    ScenarioError,
+)
 from conformance.run.results import Outcome, ScenarioResult, level_counts
 from conformance.run.sandbox import Sandbox
 from conformance.suite.checks import BEHAVIOUR, LEVELS, Tally
@@ -44,10 +50,25 @@ from conformance.wire.connector import Connector
 from conformance.wire.profiles import DEFAULT_PROFILE, holds_under, placeholders_of
 from conformance.wire.protocol import Hello, check_ok
 
-__all__ = ["DEFAULT_FIXTURES", "HOST_PATHS_REASON", "Runner", "run_scenario"]
+__all__ = [
+    "DEFAULT_FIXTURES",
+    "HOST_PATHS_REASON",
+    "NOT_PLAYED_REASON",
+    "OTHER_PROFILE_REASON",
+    "REQUIRES_REASON",
+    "Runner",
+    "run_scenario",
+]
 
 HOST_PATHS_REASON = "skipped: aims at real host paths and the implementation is not isolated"
 """PROTO-ISOLATE-2: the reason of such a skip (``--host-paths`` runs it anyway)."""
+OTHER_PROFILE_REASON = "holds under "
+"""PROFILE-SCENARIO-1: how the reason of a scenario of other profiles starts
+(``holds under P1, P2, not P``)."""
+REQUIRES_REASON = "requires "
+"""How the reason of a scenario needing undeclared features starts (``requires F1, F2``)."""
+NOT_PLAYED_REASON = "the implementation does not play profile "
+"""PROFILE-RUN-1: the reason of every scenario when the profile judged is not played."""
 
 
 @dataclass(slots=True)
@@ -101,13 +122,13 @@ def run_scenario(
         return replace(
             base,
             outcome=Outcome.NOT_APPLICABLE,
-            reason=f"holds under {', '.join(scenario.profiles)}, not {profile}",
+            reason=f"{OTHER_PROFILE_REASON}{', '.join(scenario.profiles)}, not {profile}",
         )
     available = set(features)
     missing = [f for f in scenario.requires if f not in available]
     if missing:
         return replace(
-            base, outcome=Outcome.NOT_APPLICABLE, reason=f"requires {', '.join(missing)}"
+            base, outcome=Outcome.NOT_APPLICABLE, reason=f"{REQUIRES_REASON}{', '.join(missing)}"
         )
     started = time.perf_counter()
     execution = _Execution(
@@ -222,6 +243,9 @@ class _Execution:
                 message=f"{where}: {exc}",
                 **self._evidence(),
             )
+        except ImplementationUnavailable:  # no scenario can run: the run ends with it
+            self._end_quietly()
+            raise
         except Exception as exc:  # a runner bug must not stop the run
             self._end_quietly()
             detail = "".join(traceback.format_exception(exc))
@@ -403,7 +427,7 @@ class Runner:
             return result_of(  # PROFILE-RUN-1, PROTO-HELLO-2
                 scenario,
                 Outcome.NOT_APPLICABLE,
-                reason=f"the implementation does not play profile {self.profile}",
+                reason=f"{NOT_PLAYED_REASON}{self.profile}",
             )
         result = run_scenario(
             scenario,

@@ -1,18 +1,17 @@
 """Checking an answer against a step's ``expect``, one assertion at a time, each with a level.
 
 The fields a scenario can name, what each one reads from the answer, and the
-level of the assertion it makes (SPEC.md PROTO-LEVEL-1):
+level of the assertion it makes (SPEC.md PROTO-LEVEL-1); where a field says
+"by part", ``conformance.suite.levels`` gives each part of the expectation
+its level:
 
 ================  ==========================================  ==========================
 field             reads                                       level
 ================  ==========================================  ==========================
 ``is_error``      ``tool_result.is_error`` (absent: false)    behaviour
-``content``       the text of ``tool_result.content``: the    behaviour on the shown view
-                  string, or its text blocks joined with      (success only, literal,
-                  ``"\\n"``                                    ``contains``,
-                                                              ``not_contains``, an
-                                                              ``all_of`` of those), and
-                                                              rendering on the raw text
+``content``       the text of ``tool_result.content``: the    by part: behaviour on the
+                  string, or its text blocks joined with      shown view, rendering on
+                  ``"\\n"``                                    the raw text
 ``blocks``        ``tool_result.content`` as blocks           rendering
 ``stage``         ``outcome.stage``                           identity
 ``error_code``    ``outcome.error_code`` (absent: null)       identity
@@ -20,12 +19,15 @@ field             reads                                       level
 ``dedup``         ``outcome.dedup`` (absent: false)           behaviour
 ``output``        the answer's ``output``, else               rendering
                   ``outcome.output``
-``outcome``       the whole ``outcome``, one assertion per    ``dedup``: behaviour,
-                  top-level key of the expectation            ``output``: rendering,
-                                                              every other key: identity
+``outcome``       the whole ``outcome``, one assertion per    ``dedup``: behaviour (and
+                  top-level key of the expectation            identity on whether it is
+                                                              written out), ``output``:
+                                                              rendering, every other
+                                                              key: identity
 ``tool_result``   the whole ``tool_result``                   rendering
-``events``        event checks (``matchers.match_events``),   behaviour
-                  one assertion per check
+``events``        event checks (``matchers.match_events``),   by part: behaviour, or
+                  one assertion per check                     identity for calls that
+                                                              never started
 ``batches``       the message's partition                     behaviour
 (echoed id)       every result echoes its tool_use id         behaviour
 ``tools`` step    the ``tools`` answer                        rendering
@@ -33,17 +35,9 @@ field             reads                                       level
 final files       bytes, mode, absence on disk                behaviour
 ================  ==========================================  ==========================
 
-The **shown view** of a text is what a model reads of it, whatever the
-rendering: ``<system-reminder>`` blocks removed, a line-number prefix
-(``^\\s*N`` then a tab or ``→``) rewritten to ``N\\t``, and trailing numbered
-empty lines and trailing whitespace dropped. A literal expectation is compared
-with it, normalized the same way; the operands of ``contains`` /
-``not_contains`` too, but they search what the reminders say as well (only
-their tags go), since a model reads a reminder: an empty file's warning is
-one. ``regex`` and the other matchers stay rendering-only.
 Whether a result is a success is decided by the expectation (``is_error:
 true``, or a ``stage`` other than ``done``, means an error result), else by the
-actual ``is_error``; an error's text is rendering only.
+actual ``is_error``.
 
 An assertion on a field the implementation declared in hello's ``unreported``
 (PROTO-UNREPORTED-1) is *not observed*: counted, never run, never a failure.
@@ -51,13 +45,26 @@ An assertion on a field the implementation declared in hello's ``unreported``
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Final
 
+from conformance.suite.levels import (
+    BEHAVIOUR,
+    IDENTITY,
+    LEVELS,
+    OUTCOME_DEFAULTS,
+    RENDERING,
+    content_behaviour,
+    content_rendering,
+    event_item_level,
+    expected_stage,
+    sequence_behaviour,
+    shown_view,
+    unstarted_calls,
+)
 from conformance.suite.matchers import MISSING, Mismatch, is_matcher, match, match_events
 
 __all__ = [
@@ -74,12 +81,6 @@ __all__ = [
     "shown_view",
     "text_view",
 ]
-
-BEHAVIOUR: Final = "behaviour"
-IDENTITY: Final = "identity"
-RENDERING: Final = "rendering"
-LEVELS: Final = (BEHAVIOUR, IDENTITY, RENDERING)
-"""The assertion levels, in the order reports give them."""
 
 
 def text_view(content: Any) -> Any:
@@ -98,56 +99,6 @@ def blocks_view(content: Any) -> Any:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     return content
-
-
-_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
-_REMINDER_TAG = re.compile(r"</?system-reminder>")
-_LINE_NUMBER = re.compile(r"^[^\S\n]*(\d+)(?:\t|→)", re.MULTILINE)
-_NUMBERED_EMPTY = re.compile(r"\d+\t[^\S\n]*")
-
-
-def shown_view(text: Any, *, reminders: bool = False, cwd: str | None = None) -> Any:
-    """What a model is shown of ``text``, rendering aside (PROTO-LEVEL-1); non-strings as is.
-
-    Reminder blocks go (with ``reminders``, only their tags: what they say
-    stays), ``     1\\tx`` and ``1→x`` both become ``1\\tx``, and numbered
-    empty lines and whitespace at the end go. With ``cwd``, a line that starts
-    with a path under it starts with that path relative to it: an absolute
-    and a cwd-relative path name the same file (Glob's and Grep's lines).
-    """
-    if not isinstance(text, str):
-        return text
-    text = (_REMINDER_TAG if reminders else _REMINDER).sub("", text)
-    if cwd:
-        text = re.sub("^" + re.escape(cwd.rstrip("/") + "/"), "", text, flags=re.MULTILINE)
-    text = _LINE_NUMBER.sub(lambda m: f"{m.group(1)}\t", text)
-    lines = text.split("\n")
-    while lines and (not lines[-1].strip() or _NUMBERED_EMPTY.fullmatch(lines[-1])):
-        lines.pop()
-    return "\n".join(lines).rstrip()
-
-
-_SHOWN_MATCHERS: Final = ("contains", "not_contains")
-
-
-def _shown_expectation(want: Any, cwd: str | None = None) -> tuple[Any, bool] | None:
-    """``want`` normalized for the shown view and whether reminders count, or None.
-
-    None: the expectation is rendering-only. A literal is the text without its
-    reminders; ``contains`` and ``not_contains`` (alone, or all the parts of an
-    ``all_of``) search what reminders say too, since the model reads them.
-    """
-    if isinstance(want, str):
-        return shown_view(want, cwd=cwd), False
-    if is_matcher(want):
-        ((name, operand),) = want.items()
-        if name in _SHOWN_MATCHERS and isinstance(operand, str):
-            return {name: shown_view(operand, reminders=True, cwd=cwd)}, True
-        if name == "all_of" and isinstance(operand, list) and operand:
-            parts = [_shown_expectation(item, cwd) for item in operand]
-            if all(p is not None and p[1] for p in parts):
-                return {"all_of": [p[0] for p in parts if p is not None]}, True
-    return None
 
 
 @dataclass(slots=True)
@@ -243,8 +194,8 @@ def _is_success(expect: Mapping[str, Any], answer: Mapping[str, Any]) -> bool:
     """Whether the result counts as a success: the expectation says so, else the answer."""
     if expect.get("is_error") is True:
         return False
-    stage = expect.get("stage")
-    if isinstance(stage, str):
+    stage = expected_stage(expect)
+    if stage is not None:
         return stage == "done"
     if expect.get("is_error") is False:
         return True
@@ -252,7 +203,11 @@ def _is_success(expect: Mapping[str, Any], answer: Mapping[str, Any]) -> bool:
 
 
 def _check_outcome(tally: Tally, want: Any, answer: Mapping[str, Any], path: str) -> None:
-    """An ``outcome`` expectation, one assertion per top-level key (PROTO-LEVEL-1)."""
+    """An ``outcome`` expectation, one assertion per top-level key (PROTO-LEVEL-1).
+
+    A key of ``OUTCOME_DEFAULTS`` is judged at its level with its default
+    filled in, and as written at identity.
+    """
     actual = FIELDS["outcome"](answer)
     subset = is_matcher(want) and next(iter(want)) == "json_subset"
     keys = want["json_subset"] if subset else want
@@ -261,11 +216,13 @@ def _check_outcome(tally: Tally, want: Any, answer: Mapping[str, Any], path: str
         return
     for key, value in keys.items():
         level, names = _outcome_key(str(key))
-        if subset:
-            tally.check(level, names, partial(match, {"json_subset": {key: value}}, actual, path))
+        written = _outcome_assertion(key, value, actual, path, subset=subset)
+        if key in OUTCOME_DEFAULTS and isinstance(actual, Mapping):
+            filled = {key: OUTCOME_DEFAULTS[key], **actual}
+            tally.check(level, names, _outcome_assertion(key, value, filled, path, subset=subset))
+            tally.check(IDENTITY, names, written)
         else:
-            one = {key: actual[key]} if isinstance(actual, Mapping) and key in actual else {}
-            tally.check(level, names, partial(match, {key: value}, one, path))
+            tally.check(level, names, written)
     if not subset:
         extra = (
             {k: v for k, v in actual.items() if k not in keys}
@@ -273,6 +230,16 @@ def _check_outcome(tally: Tally, want: Any, answer: Mapping[str, Any], path: str
             else {}
         )
         tally.check(IDENTITY, ("outcome",), lambda: match({}, extra, path))
+
+
+def _outcome_assertion(
+    key: str, value: Any, actual: Any, path: str, *, subset: bool
+) -> Callable[[], list[Mismatch]]:
+    """The assertion on one key of an ``outcome`` expectation (``subset``: a json_subset's)."""
+    if subset:
+        return partial(match, {"json_subset": {key: value}}, actual, path)
+    one = {key: actual[key]} if isinstance(actual, Mapping) and key in actual else {}
+    return partial(match, {key: value}, one, path)
 
 
 def _event_types(check: str, operand: Any) -> set[str]:
@@ -314,16 +281,38 @@ def _event_check(
 
 
 def _check_events(
-    tally: Tally, expect: Mapping[str, Any], events: Sequence[Mapping[str, Any]], path: str
+    tally: Tally,
+    expect: Mapping[str, Any],
+    events: Sequence[Mapping[str, Any]],
+    path: str,
+    unstarted: frozenset[str] = frozenset(),
 ) -> None:
-    """Event expectations, one assertion per check (pair, pattern, limit, sequence)."""
+    """Event expectations, one assertion per check (pair, pattern, limit, sequence).
+
+    A check about a call in ``unstarted`` is identity, and a ``sequence``
+    naming one is judged without it at behaviour, whole at identity
+    (``conformance.suite.levels``).
+    """
     for check, operand in expect.items():
         whole = check in ("max_concurrent", "sequence")
         items = [operand] if whole else list(operand)
         for i, written in enumerate(items):
             item = _without_unreported_keys(written, tally.unreported)
             names = ("events", *(f"events.{t}" for t in sorted(_event_types(check, item))))
-            tally.check(BEHAVIOUR, names, partial(_event_check, check, item, i, events, path))
+            if check == "sequence":
+                kept = sequence_behaviour(item, unstarted)
+                if kept:
+                    behaviour = _without_unreported_keys(kept, tally.unreported)
+                    tally.check(
+                        BEHAVIOUR, names, partial(_event_check, check, behaviour, i, events, path)
+                    )
+                if len(kept) < len(item):
+                    tally.check(
+                        IDENTITY, names, partial(_event_check, check, item, i, events, path)
+                    )
+                continue
+            level = BEHAVIOUR if whole else event_item_level(written, unstarted)
+            tally.check(level, names, partial(_event_check, check, item, i, events, path))
 
 
 def _check_result(
@@ -333,6 +322,7 @@ def _check_result(
     tool_use_id: str,
     prefix: str,
 ) -> None:
+    """One result's assertions; the events of a call's own expectation too."""
     echoed = _result(answer).get("tool_use_id", MISSING)
     tally.check(
         BEHAVIOUR,
@@ -346,17 +336,19 @@ def _check_result(
     for name, want in expect.items():
         path = f"{prefix}{name}"
         if name == "events":
-            _check_events(tally, want, answer.get("events", []), path)
+            unstarted = unstarted_calls({tool_use_id: expected_stage(expect)}, want)
+            _check_events(tally, want, answer.get("events", []), path, unstarted)
         elif name == "outcome":
             _check_outcome(tally, want, answer, path)
         elif name == "content":
             actual = FIELDS["content"](answer)
-            shown = _shown_expectation(want, tally.cwd)
-            if shown is not None and _is_success(expect, answer):
-                normal, reminders = shown
-                seen = shown_view(actual, reminders=reminders, cwd=tally.cwd)
-                tally.check(BEHAVIOUR, (), partial(match, normal, seen, path))
-            tally.check(RENDERING, (), partial(match, want, actual, path))
+            success = _is_success(expect, answer)
+            behaviour = content_behaviour(want, success=success, cwd=tally.cwd)
+            if behaviour is not None:
+                tally.check(BEHAVIOUR, (), partial(behaviour, actual, path))
+            rendering = content_rendering(want, success=success)
+            if rendering is not None:
+                tally.check(RENDERING, (), partial(match, rendering, actual, path))
         else:
             got = FIELDS[name](answer)
             names = _outcome_key(name)[1] if name in _OUTCOME_FIELDS else (name,)
@@ -414,5 +406,9 @@ def check_message(
             lambda: match(expect["batches"], answer.get("batches", MISSING), "batches"),
         )
     if "events" in expect:
-        _check_events(tally, expect["events"], answer.get("events", []), "events")
+        stages = {
+            use: expected_stage(want or {}) for use, want in zip(tool_use_ids, wanted, strict=False)
+        }
+        unstarted = unstarted_calls(stages, expect["events"])
+        _check_events(tally, expect["events"], answer.get("events", []), "events", unstarted)
     return tally

@@ -10,6 +10,9 @@ A literal expects exact JSON equality (``1`` is not ``true``, ``1`` is
   again a matcher, so ``{json_subset: {file: {content: {contains: x}}}}`` works;
 - ``{equals: v}``: exact equality, also for mappings (the escape hatch when a
   literal mapping would look like a matcher);
+- ``{shows: s}``: here, exact equality like the literal ``s``; it says the text
+  is what a model is shown, which ``conformance.suite.levels`` also judges on
+  the shown view (PROTO-LEVEL-1);
 - ``{max_bytes: n}``: a string of at most n bytes in UTF-8;
 - ``{absent: true}``: missing or null (``false``: present and not null);
 - ``{any_of: [m, ...]}``, ``{all_of: [m, ...]}``.
@@ -160,12 +163,17 @@ def _json_subset(expected: Any, actual: Any, path: str) -> list[Mismatch]:
     return _literal(expected, actual, path, subset=True)
 
 
+def _shows(expected: str, actual: Any, path: str) -> list[Mismatch]:
+    return _literal(expected, actual, path, subset=False)
+
+
 MATCHERS: Final[Mapping[str, Callable[[Any, Any, str], list[Mismatch]]]] = {
     "contains": _contains,
     "not_contains": _not_contains,
     "regex": _regex,
     "json_subset": _json_subset,
     "equals": _equals,
+    "shows": _shows,
     "max_bytes": _max_bytes,
     "absent": _absent,
     "any_of": _any_of,

@@ -13,6 +13,7 @@ from conformance.errors import Problem
 from conformance.suite.yamlsource import load_located
 
 __all__ = [
+    "DEFAULT_BEHAVIOURS",
     "DEFAULT_CODE",
     "DEFAULT_EXCLUDED",
     "DEFAULT_FEATURES",
@@ -39,6 +40,8 @@ def _shipped(name: str) -> Path:
 
 DEFAULT_SCENARIOS: Final = _PACKAGE / "scenarios"
 DEFAULT_FEATURES: Final = _PACKAGE / "features.yaml"
+DEFAULT_BEHAVIOURS: Final = _PACKAGE / "behaviours.yaml"
+"""The behaviours a user asks about, each a named set of scenarios (``suite.behaviours``)."""
 DEFAULT_EXCLUDED: Final = _PACKAGE / "excluded.yaml"
 DEFAULT_SPEC: Final = _shipped("SPEC.md")
 DEFAULT_FIXTURES: Final = _shipped("fixtures")

@@ -23,6 +23,7 @@ import os
 import pickle
 import re
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -247,20 +248,26 @@ def _cached(key: str) -> tuple[Scenario, Any] | None:
 
 
 def _store(key: str, scenario: Scenario, raw: Any) -> None:
+    """Cache a loaded scenario. Each writer writes a temporary file of its own and renames it
+    into place, so writers at once (pytest-xdist workers, threads) never mix their bytes and
+    a reader sees a whole entry or none."""
     directory = _cache_dir()
     if directory is None:
         return
     _prune(directory)
     target = directory / f"{key}.pickle"
-    temporary = target.with_suffix(f".{os.getpid()}.tmp")
+    temporary: str | None = None
     try:
         directory.mkdir(parents=True, exist_ok=True)
         os.utime(directory)  # in use: not stale
-        temporary.write_bytes(pickle.dumps((scenario, raw), protocol=pickle.HIGHEST_PROTOCOL))
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{key[:16]}-", suffix=".tmp")
+        with os.fdopen(handle, "wb") as out:
+            out.write(pickle.dumps((scenario, raw), protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(temporary, target)
     except OSError:  # a read-only home only costs the speed-up
-        with contextlib.suppress(OSError):
-            temporary.unlink()
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
 
 
 def discover(paths: Iterable[Path]) -> list[Path]:

@@ -159,7 +159,14 @@ def resolve_path(path: str) -> str:
     ``O_PATH`` or ``/proc``, a missing path, a file deleted meanwhile, a name
     outside this mount namespace) falls back to ``os.path.realpath``, so the
     answer is always the one ``realpath`` gives.
+
+    PERM-PATH-5: a path the file system cannot encode (a lone surrogate
+    outside ``surrogateescape``'s range, sent as a ``\\ud800`` escape) names
+    no file; ``realpath`` would raise on it, so ``_resolve_unnameable`` gives
+    the answer ``realpath`` gives for any missing component instead.
     """
+    if not _nameable(path):
+        return _resolve_unnameable(path)
     if _O_PATH and path.startswith("/"):
         try:
             fd = os.open(path, _O_PATH | os.O_CLOEXEC)
@@ -174,6 +181,40 @@ def resolve_path(path: str) -> str:
         if resolved.startswith("/") and not resolved.endswith(_DELETED):
             return resolved
     return os.path.realpath(path)
+
+
+def _nameable(path: str) -> bool:
+    """Whether ``path`` can be encoded for the file system (so it may name a file)."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _resolve_unnameable(path: str) -> str:
+    """PERM-PATH-5: PERM-PATH-3 for a path holding a component no file can have.
+
+    Its longest nameable leading part is resolved; from the first unnameable
+    component on, the components are taken as ``realpath`` takes missing
+    ones: appended as written, ``..`` dropping the last one, ``.`` and empty
+    ones skipped; a component appended to a nameable path is resolved with it
+    (a ``..`` may have left the missing part, and what follows may be a link).
+    """
+    if not path.startswith("/"):
+        path = posixpath.join(os.getcwd(), path)
+    parts = path.split("/")
+    first = next(i for i, part in enumerate(parts) if not _nameable(part))
+    current = resolve_path("/".join(parts[:first]) or "/")
+    for part in parts[first:]:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = posixpath.dirname(current)
+            continue
+        joined = posixpath.join(current, part)
+        current = resolve_path(joined) if _nameable(joined) else joined
+    return current
 
 
 def is_under(path: str, directory: str) -> bool:

@@ -27,7 +27,7 @@ from pydantic import Field
 
 from reference import errors, paths
 from reference.abort import AbortSignal
-from reference.deadline import Deadline
+from reference.deadline import Deadline, within
 from reference.gitignore import GLOB_IGNORE_FILES, Chain, IgnoreFiles
 from reference.permissions.checks import working_directories_check
 from reference.profiles import Profile
@@ -384,7 +384,16 @@ def _anchor(pattern: str, search_dir: str, ctx: ToolUseContext) -> str:
 
 
 def find(inp: GlobInput, ctx: ToolUseContext) -> tuple[list[str], bool]:
-    """The matches shown, oldest first and capped, and whether there were more."""
+    """The matches shown, oldest first and capped, and whether there were more.
+
+    GLOB-TIMEOUT-2: the whole search runs within one ``Deadline``, its
+    matches (the pattern's and the ignore files') within what is left of it.
+    """
+    deadline = Deadline(NAME)
+    return within(deadline, lambda: _find(inp, ctx, deadline))
+
+
+def _find(inp: GlobInput, ctx: ToolUseContext, deadline: Deadline) -> tuple[list[str], bool]:
     path = ctx.cwd if inp.path is None else ctx.expand(inp.path)
     search_dir, pattern = base_of(inp.pattern, path)  # GLOB-BASE-1
     anchor = _anchor(inp.pattern, search_dir, ctx)
@@ -394,7 +403,7 @@ def find(inp: GlobInput, ctx: ToolUseContext) -> tuple[list[str], bool]:
         search_dir=search_dir,
         include_hidden=not (profile.glob_hidden_switch and env_is_false(env_session, HIDDEN_ENV)),
         ignores=(
-            IgnoreFiles(GLOB_IGNORE_FILES, top=env_session.root)
+            IgnoreFiles(GLOB_IGNORE_FILES, top=env_session.root, deadline=deadline)
             if profile.glob_ignore_switch and env_is_false(env_session, NO_IGNORE_ENV)
             else None
         ),
@@ -404,17 +413,13 @@ def find(inp: GlobInput, ctx: ToolUseContext) -> tuple[list[str], bool]:
         return [], False
     shown = shown_filter(env_session)
     found: dict[str, int] = {}
-    deadline = Deadline("Glob")  # GLOB-TIMEOUT-1
     for step in plan(pattern, whole_walk=anchor != search_dir):
         for rel, absolute in walker.entries(step.start, step.max_depth):
             subject = _subject(step, rel, absolute, anchor, search_dir)
             if absolute in found or subject is None:
                 continue
-            try:
-                if not step.regex.match(subject, timeout=deadline.left()):
-                    continue
-            except TimeoutError:
-                raise deadline.expired() from None
+            if not deadline.match(step.regex, subject):  # GLOB-TIMEOUT-1
+                continue
             if shown(absolute):  # PERM-FILTER-1: counted only when shown
                 found[absolute] = mtime_ns(absolute)
     ordered = oldest_first(found.items())  # GLOB-SORT-1

@@ -13,6 +13,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,42 @@ def _scenario_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         del os.environ[CACHE_ENV]
     else:
         os.environ[CACHE_ENV] = before
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _last_failed_record(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The record of last failures (``toolconf run --last-failed``) in the session's
+    temporary directory: the tests' runs never reach the user's."""
+    from conformance.run.last_failed import LAST_FAILED_ENV  # noqa: PLC0415
+
+    before = os.environ.get(LAST_FAILED_ENV)
+    os.environ[LAST_FAILED_ENV] = str(tmp_path_factory.mktemp("last-failed") / "record.json")
+    yield Path(os.environ[LAST_FAILED_ENV])
+    if before is None:
+        del os.environ[LAST_FAILED_ENV]
+    else:
+        os.environ[LAST_FAILED_ENV] = before
+
+
+LOUD_SKIP = "LOUD SKIP"
+"""How a skip reason starts when the user should hear of it (a missing browser, a missing
+tool): such skips are listed, reason and all, at the end of every run."""
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """List every loud skip with its reason (the install command), which pytest's own
+    summary leaves out unless asked with ``-rs``."""
+    loud = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if LOUD_SKIP in str(report.longrepr)
+    ]
+    if not loud:
+        return
+    terminalreporter.section("skipped, with what would run them", yellow=True)
+    for report in loud:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        terminalreporter.write_line(f"{report.nodeid}: {reason}")
 
 
 FAKE = "direct:conformance.peers.fake_adapter:FakeEngine"

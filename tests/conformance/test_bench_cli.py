@@ -15,6 +15,8 @@ from conformance.instruments.bench import report
 from conformance.instruments.bench.run import bench
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_reference_and_another_implementation_are_measured_side_by_side(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -26,8 +28,8 @@ def test_the_reference_and_another_implementation_are_measured_side_by_side(
             "1",
             "--reads",
             "30",
-            "--output-dir",
-            str(out),
+            *("--report", f"json={out / 'bench.json'}", "--report", f"markdown={out / 'bench.md'}"),
+            *("--report", f"png={out / 'bench.png'}"),
             "--impl",
             f"fake={FAKE}",
         ]
@@ -55,6 +57,8 @@ def test_the_reference_and_another_implementation_are_measured_side_by_side(
         assert image.size == (1000, 620)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_an_implementation_that_cannot_start_is_reported_and_fails_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -87,6 +91,7 @@ def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) 
     assert "bench:" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_summary_gives_the_headline_ratios() -> None:
     run = bench([("reference", "direct")], rounds=1, reads=20, say=lambda _line: None)
     headline = report.summary(run)["reference"]
@@ -98,12 +103,20 @@ def test_the_summary_gives_the_headline_ratios() -> None:
     assert Image.open(io.BytesIO(png)).size == (1000, 620)
 
 
+@pytest.mark.slow
 def test_the_trace_shares_are_the_ones_asked_for(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
     argv = ["bench", "--no-reference", "--impl", "direct", "--rounds", "1", "--reads", "40"]
-    argv += ["--reread-share", "0.5", "--after-edit-share", "0", "--output-dir", str(out)]
+    argv += [
+        "--reread-share",
+        "0.5",
+        "--after-edit-share",
+        "0",
+        "--report",
+        f"json={out}/bench.json",
+    ]
     assert main(argv) == 0
     trace = json.loads((out / "bench.json").read_text(encoding="utf-8"))["trace"]
     assert (trace["reads"], trace["rereads"], trace["rereads_after_edit"]) == (40, 20, 0)

@@ -43,6 +43,7 @@ def stdio_runner(request: pytest.FixtureRequest) -> Iterator[Runner]:
         runner.close()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("stdio_runner", ["ok", "split"], indirect=True)
 def test_a_well_behaved_adapter_passes_even_when_answers_come_in_pieces(
     stdio_runner: Runner,
@@ -51,11 +52,18 @@ def test_a_well_behaved_adapter_passes_even_when_answers_come_in_pieces(
     assert stdio_runner.run(MESSAGE).outcome is Outcome.PASS
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("stdio_runner", "outcome", "kind", "says"),
     [
         ("crash", Outcome.CRASH, "crash", "exited with status 3"),
-        ("hang", Outcome.TIMEOUT, "timeout", "no answer to 'call' within 1 s"),
+        pytest.param(
+            "hang",
+            Outcome.TIMEOUT,
+            "timeout",
+            "no answer to 'call' within 1 s",
+            marks=pytest.mark.slow,  # the connector's timeout, then a restart
+        ),
         ("garbage", Outcome.ERROR, "protocol", "not JSON"),
         ("wrong_seq", Outcome.ERROR, "protocol", "has seq 4, expected 3"),
     ],
@@ -72,6 +80,7 @@ def test_a_broken_adapter_is_reported_then_restarted(
     assert stdio_runner.run(CALLS).outcome is outcome
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("stdio_runner", ["stderr"], indirect=True)
 def test_adapter_stderr_is_captured_per_scenario(stdio_runner: Runner) -> None:
     result = stdio_runner.run(CALLS)
@@ -80,6 +89,7 @@ def test_adapter_stderr_is_captured_per_scenario(stdio_runner: Runner) -> None:
     assert "fake: handling call" not in stdio_runner.run(NO_CALLS).stderr
 
 
+@pytest.mark.subprocess
 def test_another_protocol_version_is_a_version_mismatch() -> None:
     connector = connect(fake_command("bad_protocol"), FAST)
     with pytest.raises(VersionMismatch) as info:
@@ -88,6 +98,7 @@ def test_another_protocol_version_is_a_version_mismatch() -> None:
     connector.close()
 
 
+@pytest.mark.subprocess
 def test_a_runner_that_cannot_start_reports_each_scenario() -> None:
     runner = Runner(connect(fake_command("bad_protocol"), FAST))
     result = runner.run(CALLS)
@@ -99,6 +110,7 @@ def test_a_runner_that_cannot_start_reports_each_scenario() -> None:
     )
 
 
+@pytest.mark.subprocess
 def test_a_missing_command_is_a_crash_at_start() -> None:
     connector = StdioConnector(["/nonexistent/adapter"], options=FAST)
     with pytest.raises(AdapterCrash, match="cannot start"):
@@ -106,6 +118,7 @@ def test_a_missing_command_is_a_crash_at_start() -> None:
     connector.close()
 
 
+@pytest.mark.subprocess
 def test_hello_reports_the_implementation_and_features() -> None:
     connector = connect(fake_command("ok", "--features", "read,bash"), FAST)
     hello = connector.start()
@@ -114,6 +127,7 @@ def test_hello_reports_the_implementation_and_features() -> None:
     assert hello.features == {"read", "bash"}
 
 
+@pytest.mark.subprocess
 def test_features_missing_from_hello_make_a_scenario_not_applicable() -> None:
     runner = Runner(connect(fake_command("ok", "--features", "bash"), FAST))
     with runner:
@@ -178,7 +192,9 @@ def test_a_hanging_direct_engine_times_out_and_is_replaced() -> None:
 
 
 def test_unknown_and_reserved_schemes_fail_clearly() -> None:
-    with pytest.raises(ConformanceError, match="schemes: claude-code, direct, mcp, mutant, stdio"):
+    with pytest.raises(
+        ConformanceError, match="schemes: agent, claude-code, direct, mcp, mutant, stdio"
+    ):
         connect("carrier-pigeon:x")
     with pytest.raises(ConformanceError, match="unknown mutant 'no-staleness'"):
         connect("mutant:no-staleness")

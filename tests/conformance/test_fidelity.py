@@ -117,5 +117,8 @@ def test_the_command_writes_the_page(tmp_path: Path) -> None:
     spec = tmp_path / "SPEC.md"
     spec.write_text(SPEC)
     page = tmp_path / "f.md"
-    assert main(["fidelity", str(report), "--spec", str(spec), "--output", str(page)]) == 0
+    assert (
+        main(["fidelity", str(report), "--spec-file", str(spec), "--report", f"markdown={page}"])
+        == 0
+    )
     assert page.read_text().startswith("# Fidelity: x 1 against SPEC.md")

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,7 +24,7 @@ import pytest
 
 from conformance.cli import DEFAULT_SCENARIOS, main
 from conformance.errors import AdapterTimeout
-from conformance.peers.isolation import isolation_available, real_home, wait_gone
+from conformance.peers.isolation import isolation_available, mount_plan, real_home, wait_gone
 from conformance.peers.stdio import StdioConnector
 from conformance.run.results import Outcome
 from conformance.run.runner import HOST_PATHS_REASON, Runner
@@ -87,8 +89,33 @@ def _call(connector: StdioConnector, name: str, **given: Any) -> dict[str, Any]:
     return result
 
 
+@pytest.fixture(params=["where it is", "under the temporary directory", "around it"])
+def home_at(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The runner's HOME as it is, moved under ``$TMPDIR``, or holding ``$TMPDIR``."""
+    where: str = request.param
+    if where == "where it is":
+        yield where
+        return
+    home = Path(os.path.realpath(tempfile.mkdtemp(prefix="toolconf-test-home-")))
+    monkeypatch.setenv("HOME", str(home))
+    if where == "around it":
+        inner = home / "tmp"
+        inner.mkdir()
+        monkeypatch.setenv("TMPDIR", str(inner))
+        monkeypatch.setattr(tempfile, "tempdir", str(inner))
+    try:
+        yield where
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.subprocess
 @needs_isolation
-def test_a_broken_adapter_cannot_replace_dev_null_or_write_the_real_home() -> None:
+def test_a_broken_adapter_cannot_replace_dev_null_or_write_the_real_home(home_at: str) -> None:
+    """SPEC: PROTO-ISOLATE-1
+
+    Wherever the real home lives, the temporary directory included.
+    """
     home = real_home()
     assert home is not None
     canary = home / f"toolconf-canary-{uuid.uuid4().hex}"
@@ -109,6 +136,25 @@ def test_a_broken_adapter_cannot_replace_dev_null_or_write_the_real_home() -> No
     assert not private_home.exists()  # removed with its adapter (PROTO-ENV-1)
 
 
+def test_the_deeper_path_decides_whether_it_is_writable(tmp_path: Path) -> None:
+    """SPEC: PROTO-ISOLATE-1
+
+    The real home is read-only under the writable temporary directory. The
+    mounts are made shallowest first; a path both read-only and writable
+    stays writable, and a mount that changes nothing is not made.
+    """
+    tmp, home, private = tmp_path / "tmp", tmp_path / "tmp" / "home", tmp_path / "tmp" / "impl"
+    inner = tmp_path / "home2" / "tmp"
+    for path in (home, private, inner):
+        path.mkdir(parents=True)
+    root = Path("/")
+    assert mount_plan([root, home], [tmp, private]) == [(root, False), (tmp, True), (home, False)]
+    assert mount_plan([root, inner.parent], [inner]) == [(root, False), (inner, True)]
+    assert mount_plan([root, tmp], [tmp]) == [(root, False), (tmp, True)]
+    assert mount_plan([root, tmp_path / "missing"], [tmp]) == [(root, False), (tmp, True)]
+
+
+@pytest.mark.subprocess
 def test_host_path_scenarios_are_skipped_loudly_unless_isolated() -> None:
     with Runner(_connector("off")) as runner:
         assert not runner.isolated
@@ -119,14 +165,19 @@ def test_host_path_scenarios_are_skipped_loudly_unless_isolated() -> None:
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
-def test_the_cli_warns_about_skipped_host_path_scenarios(
+@pytest.mark.subprocess
+def test_the_cli_says_in_one_line_why_host_path_scenarios_were_skipped(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     argv = ["run", "--impl", "stdio:" + " ".join(RECKLESS), "--isolation", "off", "--no-progress"]
     main([*argv, str(DEV_NULL.path)])
     out = capsys.readouterr().out
-    assert "WARNING: 1 scenarios aiming at real host paths were skipped" in out
-    assert "paths-write-dev-null-refused" in out
+    # PROTO-ISOLATE-2: after the summary, one line naming the scenario and the flag
+    after_summary = out.split("\nlevels: ", 1)[1].splitlines()
+    (warning,) = [line for line in after_summary if "real host paths" in line]
+    assert warning.startswith("  1 aims at real host paths (/dev/null) and stdio:")
+    assert "is not isolated: --host-paths runs it, at this host's risk" in warning
+    assert warning.endswith("(paths-write-dev-null-refused)")
 
 
 def _aims(scenario: Scenario) -> list[str]:
@@ -146,6 +197,7 @@ def _aims(scenario: Scenario) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_scenario_aiming_at_host_paths_declares_them() -> None:
     scenarios, errors = load_scenarios([DEFAULT_SCENARIOS], root=DEFAULT_SCENARIOS)
     assert not errors
@@ -158,6 +210,7 @@ def test_every_scenario_aiming_at_host_paths_declares_them() -> None:
     assert DEV_NULL.host_paths == ("/dev/null",)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
 def test_stopping_an_adapter_leaves_no_process(isolation: str) -> None:
     connector = _connector(isolation)
@@ -168,6 +221,8 @@ def test_stopping_an_adapter_leaves_no_process(isolation: str) -> None:
     assert _sleepers(seconds) == []
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
 def test_a_timed_out_adapter_is_killed_with_its_children(isolation: str) -> None:
     connector = _connector(isolation)
@@ -184,6 +239,7 @@ def test_a_timed_out_adapter_is_killed_with_its_children(isolation: str) -> None
         connector.close()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
 def test_an_adapter_starts_with_a_scrubbed_environment_and_a_private_home(
     isolation: str, monkeypatch: pytest.MonkeyPatch
@@ -214,6 +270,8 @@ def test_an_adapter_starts_with_a_scrubbed_environment_and_a_private_home(
     assert extra <= {"PWD", "SHLVL", "_"}  # what a shell or Python itself may add
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("isolation", ["off", pytest.param("on", marks=needs_isolation)])
 def test_a_hook_of_a_timed_out_adapter_is_killed_too(isolation: str, tmp_path: Path) -> None:
     """The reference adapter runs a hook in a session of its own; the adapter's timeout kills it."""

@@ -114,40 +114,131 @@ def test_each_field_asserts_at_its_level() -> None:
         ("blocks", RENDERING),
         ("tool_result.is_error", RENDERING),
         ("events.not_contains[0]", BEHAVIOUR),
-        ("events.before[0]", BEHAVIOUR),
+        # the call is expected to end at validate: its own lifecycle events are identity
+        ("events.before[0]", IDENTITY),
     ]
     # the echoed id held: one behaviour assertion passed
-    assert (tally.passed[BEHAVIOUR], tally.failed[BEHAVIOUR]) == (1, 4)
+    assert (tally.passed[BEHAVIOUR], tally.failed[BEHAVIOUR]) == (1, 3)
 
 
-def test_content_of_a_success_is_judged_on_the_shown_view_and_on_the_raw_text() -> None:
-    tally = check_call({"content": "     1\thello\n"}, answer("1\thello\n2\t"), "t1")
+def test_the_exact_text_of_a_success_is_rendering_and_what_it_shows_is_behaviour() -> None:
+    exact = check_call({"content": "     1\thello\n"}, answer("1\thello\n2\t"), "t1")
+    assert levels_of(exact.mismatches) == [("content", RENDERING)]
+    assert exact.passed[BEHAVIOUR] == 1  # only the echoed id
+    shows = {"shows": "     1\thello\n"}
+    tally = check_call({"content": shows}, answer("1\thello\n2\t"), "t1")
     assert (tally.passed[BEHAVIOUR], tally.failed[RENDERING]) == (2, 1)
     assert levels_of(tally.mismatches) == [("content", RENDERING)]
+    other = check_call({"content": shows}, answer("1\thullo"), "t1")
+    assert levels_of(other.mismatches) == [("content", BEHAVIOUR), ("content", RENDERING)]
+
+
+def test_a_shown_json_text_compares_by_value() -> None:
+    shows = {"shows": '{"label": "A", "trail": []}'}
+    tally = check_call({"content": shows}, answer('{"trail":[],"label":"A"}'), "t1")
+    assert levels_of(tally.mismatches) == [("content", RENDERING)]
+    other = check_call({"content": shows}, answer('{"label": "B", "trail": []}'), "t1")
+    assert levels_of(other.mismatches) == [("content", BEHAVIOUR), ("content", RENDERING)]
+
+
+def test_substring_checks_are_behaviour_on_the_shown_view_alone() -> None:
     contains = check_call({"content": {"contains": "     2\tb"}}, answer("1→a\n2→b"), "t1")
-    assert levels_of(contains.mismatches) == [("content", RENDERING)]
+    assert (contains.mismatches, contains.passed[BEHAVIOUR], dict(contains.passed)) == (
+        [],
+        2,
+        {BEHAVIOUR: 2},
+    )
     absent = check_call({"content": {"not_contains": "     9\tz"}}, answer("9→z"), "t1")
     assert levels_of(absent.mismatches) == [("content", BEHAVIOUR)]
 
 
-def test_an_all_of_of_substring_checks_is_judged_on_the_shown_view_too() -> None:
-    want = {"all_of": [{"contains": "     1\ta"}, {"not_contains": "     2\tz"}]}
-    tally = check_call({"content": want}, answer("1→a\n2→b"), "t1")
-    assert levels_of(tally.mismatches) == [("content", RENDERING)]
-    assert tally.passed[BEHAVIOUR] == 2  # the echoed id and the shown view
-    mixed = {"all_of": [{"contains": "a"}, {"regex": "a"}]}
-    assert check_call({"content": mixed}, answer("a"), "t1").passed[BEHAVIOUR] == 1
+def test_an_operand_with_a_newline_at_an_end_names_whole_lines() -> None:
+    text = "Found 2 files\n/r/a.txt\n/r/ba.txt"
+    listed = {"all_of": [{"contains": "\n/r/a.txt\n/r/ba.txt\n"}, {"not_contains": "\n/r/b.txt\n"}]}
+    assert check_call({"content": listed}, answer(text), "t1", cwd="/r").mismatches == []
+    first = {"not_contains": "\nFound 2"}  # the first line has a newline before it too
+    assert levels_of(check_call({"content": first}, answer(text), "t1").mismatches) == [
+        ("content", BEHAVIOUR)
+    ]
+    numbered = {"not_contains": "\n2001\t"}  # a line's start, never trimmed away as an empty line
+    shown = answer("2000\tx\n2001\ty")
+    assert levels_of(check_call({"content": numbered}, shown, "t1").mismatches) == [
+        ("content", BEHAVIOUR)
+    ]
 
 
-def test_a_regex_and_an_error_text_are_rendering_only() -> None:
+def test_each_part_of_a_composite_is_judged_at_its_own_level() -> None:
+    default = {"all_of": [{"regex": "^1\\t1\\n"}, {"not_contains": "\n2001\t"}]}
+    shown_too_much = answer("1\t1\n2000\t2000\n2001\t2001")
+    tally = check_call({"content": default}, shown_too_much, "t1")
+    assert levels_of(tally.mismatches) == [("content", BEHAVIOUR)]
+    assert tally.passed[RENDERING] == 1  # the regex held
+    wrong_format = check_call({"content": default}, answer("     1\t1"), "t1")
+    assert levels_of(wrong_format.mismatches) == [("content", RENDERING)]
+    either = {"any_of": [{"contains": "a"}, {"regex": "b"}]}
+    loose = check_call({"content": either}, answer("c"), "t1")
+    # alternatives of both levels: the whole disjunction is rendering
+    assert levels_of(loose.mismatches) == [("content", RENDERING)]
+    both = {"any_of": [{"contains": "a"}, {"not_contains": "c"}]}
+    assert levels_of(check_call({"content": both}, answer("c"), "t1").mismatches) == [
+        ("content", BEHAVIOUR)
+    ]
+
+
+def test_an_error_text_says_its_wording_and_leaves_out_behaviour() -> None:
     regex = check_call({"content": {"regex": "^ +1\\thello"}}, answer("1\thello"), "t1")
     assert levels_of(regex.mismatches) == [("content", RENDERING)]
     assert regex.passed[BEHAVIOUR] == 1  # only the echoed id
-    error = answer("File does not exist.", is_error=True)
-    by_actual = check_call({"content": "Nope"}, error, "t1")
+    error = answer("File does not exist: s3cret", is_error=True)
+    by_actual = check_call({"content": {"contains": "Nope"}}, error, "t1")
     by_expect = check_call({"content": "Nope", "stage": "validate"}, answer("Nope."), "t1")
     assert levels_of(by_actual.mismatches) == [("content", RENDERING)]
     assert levels_of(by_expect.mismatches) == [("content", RENDERING), ("stage", IDENTITY)]
+    leaked = check_call({"content": {"not_contains": "s3cret"}}, error, "t1")
+    assert levels_of(leaked.mismatches) == [("content", BEHAVIOUR)]
+    wrapped = {"all_of": [{"not_contains": "<tool_use_error>"}, {"regex": "^Permission"}]}
+    denial = answer("<tool_use_error>Permission denied</tool_use_error>", is_error=True)
+    assert levels_of(check_call({"content": wrapped}, denial, "t1").mismatches) == [
+        ("content", BEHAVIOUR),
+        ("content", RENDERING),
+    ]
+
+
+def test_events_of_a_call_that_never_started_are_identity() -> None:
+    refused = answer(stage="validate")
+    refused["events"] = [{"type": "tool_start", "id": "t1"}, {"type": "hook", "id": "t1"}]
+    expect = {
+        "stage": "validate",
+        "events": {
+            "contains": [{"type": "tool_end", "id": "t1"}, {"type": "hook", "id": "t2"}],
+            "sequence": [{"type": "hook", "id": "t1"}, {"type": "tool_end", "id": "t1"}],
+        },
+    }
+    tally = check_call(expect, refused, "t1")
+    assert levels_of(tally.mismatches) == [
+        ("events.contains[0]", IDENTITY),
+        ("events.contains[1]", BEHAVIOUR),
+        ("events.sequence[1]", IDENTITY),  # whole at identity; without the tool_end it holds
+    ]
+    assert tally.passed[BEHAVIOUR] == 2  # the echoed id and the sequence's hook
+
+
+def test_a_call_the_step_says_never_started_is_one_too() -> None:
+    cancelled = {"results": [answer(stage="aborted")], "batches": [["t1"]], "events": []}
+    expect = {
+        "results": [{"stage": "aborted"}],
+        "events": {
+            "contains": [{"type": "tool_end", "id": "t1"}],
+            "not_contains": [{"type": "tool_start", "id": "t1"}],
+        },
+    }
+    tally = check_message(expect, cancelled, ["t1"])
+    assert levels_of(tally.mismatches) == [("events.contains[0]", IDENTITY)]
+    assert tally.passed[IDENTITY] == 2  # the stage, and no tool_start: identity too
+    started = {**expect, "events": {"contains": [{"type": "tool_end", "id": "t1"}]}}
+    assert levels_of(check_message(started, cancelled, ["t1"]).mismatches) == [
+        ("events.contains[0]", BEHAVIOUR)
+    ]
 
 
 def test_an_outcome_expectation_is_one_assertion_per_key() -> None:
@@ -156,13 +247,17 @@ def test_an_outcome_expectation_is_one_assertion_per_key() -> None:
     tally = check_call({"outcome": want}, answer(dedup=False, permission=None), "t1")
     assert levels_of(tally.mismatches) == [
         ("outcome.dedup", BEHAVIOUR),
+        ("outcome.dedup", IDENTITY),
         ("outcome.permission", IDENTITY),
     ]
     assert tally.passed[IDENTITY] == 1
     unreported = frozenset({"outcome.permission", "dedup"})
     quiet = check_call({"outcome": want}, answer(), "t1", unreported=unreported)
     assert quiet.mismatches == []
-    assert (quiet.not_observed[IDENTITY], quiet.not_observed[BEHAVIOUR]) == (1, 1)
+    assert (quiet.not_observed[IDENTITY], quiet.not_observed[BEHAVIOUR]) == (2, 1)
+    absent = check_call({"outcome": {"json_subset": {"dedup": False}}}, answer(), "t1")
+    assert levels_of(absent.mismatches) == [("outcome.dedup", IDENTITY)]  # absent means false
+    assert absent.passed[BEHAVIOUR] == 2
     literal = check_call({"outcome": {"stage": "done"}}, answer(), "t1")
     assert levels_of(literal.mismatches) == [
         ("outcome.error_code", IDENTITY),
@@ -208,7 +303,7 @@ def test_assertions_on_unreported_fields_are_not_observed_and_the_rest_still_run
     result = run(
         "steps:\n"
         "  - call: {name: Read, id: r}\n"
-        "    expect: {is_error: false, stage: done, error_name: null, content: 'ok: Read',"
+        "    expect: {is_error: false, stage: done, error_name: null, content: {shows: 'ok: Read'},"
         " events: {not_contains: [{type: hook}]}}\n",
         ReticentEngine,
     )
@@ -218,7 +313,7 @@ def test_assertions_on_unreported_fields_are_not_observed_and_the_rest_still_run
     assert result.verdict(BEHAVIOUR) is LevelVerdict.PASS
     assert result.levels[BEHAVIOUR].not_observed == 1
     failing = run(
-        "steps:\n  - call: {name: Read}\n    expect: {stage: done, content: 'nope'}\n",
+        "steps:\n  - call: {name: Read}\n    expect: {stage: done, content: {shows: 'nope'}}\n",
         ReticentEngine,
     )
     assert failing.outcome is Outcome.FAIL
@@ -265,7 +360,7 @@ def test_the_console_names_unreported_fields_and_inferences(
 def test_a_scenario_with_two_failing_steps_reports_both_and_the_final_checks() -> None:
     result = run(
         "steps:\n"
-        "  - call: {name: Read}\n    expect: {content: 'no'}\n"
+        "  - call: {name: Read}\n    expect: {content: {shows: 'no'}}\n"
         "  - call: {name: Edit}\n    expect: {stage: validate}\n"
         "  - call: {name: Write}\n    expect: {is_error: false}\n"
         "final:\n  files:\n    never.txt: {text: x}\n"
@@ -333,7 +428,7 @@ def test_run_levels_behaviour_passes_a_run_that_fails_only_in_identity(
 def test_run_levels_option_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["run", "--levels", "behaviour,looks"])
-    assert "unknown level looks" in capsys.readouterr().err
+    assert "unknown assertion level looks" in capsys.readouterr().err
 
 
 def _padded(match: re.Match[str]) -> str:
@@ -468,6 +563,21 @@ def test_a_mutant_kills_with_a_scenario_the_control_fails_otherwise() -> None:
     control = SuiteRun(impl="direct", failed=(same,), scenarios=1)
     assert judge(mutant, SuiteRun(impl="mutant:m", failed=(same,)), control).status == "SURVIVED"
     assert judge(mutant, SuiteRun(impl="mutant:m", failed=(other,)), control).ok
+
+
+def test_a_mutant_killed_only_on_identity_or_rendering_is_not_killed_by_behaviour() -> None:
+    mutant = Mutant(name="m", description="a fault", breaks=("A-1",), patch=lambda: None)
+    control = SuiteRun(impl="direct", scenarios=2)
+
+    def killed(*killers: Killer) -> bool:
+        return judge(mutant, SuiteRun(impl="mutant:m", failed=killers), control).by_behaviour
+
+    worded = frozenset({(1, IDENTITY, "stage"), (1, RENDERING, "content")})
+    assert not killed(Killer(id="s", outcome="fail", spec=("A-1",), signature=worded))
+    did = frozenset({(1, BEHAVIOUR, "content")})
+    assert killed(Killer(id="s", outcome="fail", spec=("A-1",), signature=did))
+    assert killed(Killer(id="s", outcome="crash", spec=("A-1",)))
+    assert not killed(Killer(id="s", outcome="fail", spec=("B-1",), signature=did))  # not its own
 
 
 # -- report figures -------------------------------------------------------------------

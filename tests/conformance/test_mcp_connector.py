@@ -50,6 +50,8 @@ def _outcome(result: dict[str, Any]) -> dict[str, Any]:
     return outcome
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_one_connection_is_one_session(tmp_path: Path) -> None:
     """PROTO-MCP-SESSION-1: read state spans a connection's calls, never the next connection."""
     root = tmp_path / "root"
@@ -80,6 +82,7 @@ def test_one_connection_is_one_session(tmp_path: Path) -> None:
         second.close()
 
 
+@pytest.mark.subprocess
 def test_tools_list_is_the_api_export(tmp_path: Path) -> None:
     """PROTO-MCP-TOOLS-1: the listing is the tools command's export, schemas included."""
     engine = Engine()
@@ -96,6 +99,7 @@ def test_tools_list_is_the_api_export(tmp_path: Path) -> None:
     assert [t.get("description") for t in listed] == [t["description"] for t in exported]
 
 
+@pytest.mark.subprocess
 def test_results_are_content_blocks_with_the_outcome_in_meta(tmp_path: Path) -> None:
     """PROTO-MCP-RESULT-1: text, image and PDF blocks; isError; outcome, events and the id."""
     png = base64.b64encode(b"\x89PNG fake").decode()
@@ -147,6 +151,8 @@ def test_inputs_the_mapping_cannot_carry_are_unmappable() -> None:
         load_mapping("filesystem").tool_for("Glob")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_what_a_peer_cannot_show_is_not_applicable(tmp_path: Path) -> None:
     """PROTO-MCP-APPLICABLE-1: unsupported setups and inputs are n/a; raw text is not numbered."""
     mapping = tmp_path / "plain.yaml"
@@ -220,6 +226,8 @@ anyio.run(main)
 """
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_hanging_server_is_timed_out_and_replaced(tmp_path: Path) -> None:
     """PROTO-MCP-HANG-1: a call past the timeout is a timeout; the next session works."""
     script = tmp_path / "hang.py"
@@ -252,6 +260,8 @@ def test_a_hanging_server_is_timed_out_and_replaced(tmp_path: Path) -> None:
         connector.close()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_adapter_refuses_message_and_tools_as_unsupported(tmp_path: Path) -> None:
     """PROTO-MCP-APPLICABLE-1: MCP shows no scheduler and no pool rules."""
     adapter = McpAdapter(load_mapping("toolconf"), {}, call_timeout=30.0)
@@ -266,6 +276,8 @@ def test_adapter_refuses_message_and_tools_as_unsupported(tmp_path: Path) -> Non
         adapter.close()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_what_the_peer_keeps_or_names_otherwise_is_unsupported(tmp_path: Path) -> None:
     """PROTO-MCP-APPLICABLE-1: own files of an ungiven session directory; random task ids."""
     mapping = tmp_path / "elsewhere.yaml"

@@ -60,6 +60,8 @@ async def _calls(url: str, write: dict[str, str], seen: list[list[dict[str, Any]
         seen.append([again.model_dump(by_alias=True, mode="json")])
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_each_mcp_session_of_one_http_server_is_a_session(tmp_path: Path) -> None:
     """PROTO-MCP-HTTP-1: read state spans one MCP session's calls, never another's."""
     root = tmp_path / "root"
@@ -88,6 +90,8 @@ def test_each_mcp_session_of_one_http_server_is_a_session(tmp_path: Path) -> Non
     assert target.read_text() == "two\n"
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_connector_reaches_an_http_server_at_the_url_it_prints(tmp_path: Path) -> None:
     """PROTO-MCP-HTTP-1: ``transport: http``; a first line that is no loopback URL is a crash."""
     scenario = parse_scenario(

@@ -138,6 +138,7 @@ def test_every_session_fault_applies_to_a_fresh_session(tmp_path: Path) -> None:
         assert hello["implementation"]["name"] == f"reference-mutant:{mutant.name}"
 
 
+@pytest.mark.subprocess
 def test_every_process_patch_applies_in_a_process_of_its_own() -> None:
     # One child process; each patch is undone (module dicts restored) before the next.
     code = textwrap.dedent(
@@ -178,6 +179,7 @@ def test_a_session_mutant_is_killed_in_process() -> None:
     assert "error_code: expected 2, got 3" in result.message
 
 
+@pytest.mark.subprocess
 def test_a_process_mutant_is_killed_in_its_own_process_and_leaks_nothing() -> None:
     assert get_mutant("staleness-ignored").scope == "process"
     original = reference.filestate.is_stale
@@ -239,7 +241,7 @@ def test_the_loader_filter_keeps_a_file_it_cannot_judge() -> None:
 
 def run_ids(tmp_path: Path, *args: str) -> set[str]:
     report = tmp_path / "report.jsonl"
-    argv = ["run", "--no-progress", "--report", "jsonl", "--output", str(report), *args]
+    argv = ["run", "--no-progress", "--report", f"jsonl={report}", *args]
     assert main(argv) == 0
     lines = [json.loads(line) for line in report.read_text("utf-8").splitlines()]
     return {r["id"] for r in lines if r["type"] == "result"}
@@ -270,6 +272,8 @@ def test_targets_are_the_scenarios_citing_the_declared_ids() -> None:
     assert {s.id for s in chosen} == {s.id for s in every if "STATE-STALE-1" in s.spec}
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_real_process_mutant_is_killed_by_its_targeted_run() -> None:
     every, _ = load_scenarios([DEFAULT_SCENARIOS], root=DEFAULT_SCENARIOS)
     mutant = get_mutant("staleness-ignored")
@@ -326,7 +330,7 @@ def mutants_run(
     monkeypatch.setattr(orchestrate, "_targeted_runs", stages.run_targeted)
     monkeypatch.setattr(orchestrate, "_full_runs", stages.run_full)
     report = tmp_path / "mutants.md"
-    argv = ["mutants", "--only", "m", "--report", "markdown", "--output", str(report), *extra]
+    argv = ["mutants", "--only", "m", "--report", f"markdown={report}", *extra]
     return main(argv), report.read_text("utf-8")
 
 

@@ -118,7 +118,15 @@ def traffic(spec: str) -> tuple[Exchange, ...]:
     return tuple(log)
 
 
-@pytest.fixture(params=["direct", f"stdio:{sys.executable} -m reference.adapter"])
+@pytest.fixture(
+    params=[  # each runs the chosen scenarios once, Bash ones among them: seconds, and shells
+        pytest.param("direct", marks=[pytest.mark.slow, pytest.mark.subprocess]),
+        pytest.param(
+            f"stdio:{sys.executable} -m reference.adapter",
+            marks=[pytest.mark.slow, pytest.mark.subprocess],
+        ),
+    ]
+)
 def exchanges(request: pytest.FixtureRequest) -> tuple[Exchange, ...]:
     return traffic(request.param)
 
@@ -143,6 +151,7 @@ def test_the_engine_gives_only_valid_answers(exchanges: tuple[Exchange, ...]) ->
     assert events >= {"tool_start", "tool_end", "hook", "permission_request", "interrupt", "block"}
 
 
+@pytest.mark.slow
 def test_the_predicate_agrees_with_jsonschema_on_broken_answers() -> None:
     """Every answer of the direct run, broken one value at a time in several ways."""
     checked = 0
@@ -378,6 +387,7 @@ def _faulty_connectors(monkeypatch: pytest.MonkeyPatch) -> dict[str, Connector]:
     }
 
 
+@pytest.mark.subprocess
 def test_an_engine_exception_is_the_same_internal_answer_through_both_connectors(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -398,6 +408,7 @@ def test_an_engine_exception_is_the_same_internal_answer_through_both_connectors
     assert answers == {"direct": expected, "stdio": expected}
 
 
+@pytest.mark.subprocess
 def test_the_runner_reports_an_internal_error_as_a_coded_outcome_then_recovers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -9,10 +11,14 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from conftest import DATA, FAKE
+from conftest import DATA, FAKE, fake_command
 
 _INSTALLED = any(ep.name == "toolconf" for ep in entry_points(group="pytest11"))
 PLUGIN = [] if _INSTALLED else ["-p", "conformance.pytest_plugin"]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.subprocess,
+]  # every test runs pytest again, seconds each
 
 
 @pytest.fixture
@@ -22,7 +28,9 @@ def suite(tmp_path: Path) -> Path:
     return tmp_path / "suite"
 
 
-def pytest_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def pytest_run(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", *PLUGIN, "-p", "no:cacheprovider", "-rsx", *args],
         cwd=cwd,
@@ -30,6 +38,7 @@ def pytest_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
         check=False,
+        env=env,
     )
 
 
@@ -142,6 +151,34 @@ def test_an_implementation_that_cannot_start_fails_every_item(suite: Path) -> No
     assert "cannot start implementation" in done.stdout
 
 
+def test_a_peer_that_cannot_be_installed_ends_the_session_with_one_line(
+    suite: Path, tmp_path: Path
+) -> None:
+    bare = tmp_path / "bin"  # a PATH without node or npm
+    bare.mkdir()
+    env = {**os.environ, "PATH": str(bare), "TOOLCONF_CACHE": str(tmp_path / "cache")}
+    done = pytest_run(
+        suite,
+        str(suite / "basic" / "call-ok.yaml"),
+        str(suite / "basic"),
+        "--toolconf-impl",
+        "agent:gemini-cli",
+        env=env,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    said = [line for line in done.stdout.splitlines() if "cannot run" in line]
+    assert (
+        said
+        == [
+            "!!!!!! _pytest.outcomes.Exit: toolconf: cannot run agent:gemini-cli: node is not on "
+            "PATH: npm peers need Node.js 20 or later and npm (Debian: apt-get install nodejs npm; "
+            "elsewhere https://nodejs.org) !!!!!!"
+        ]
+        or len(said) == 1
+    ), done.stdout
+    assert "failed" not in done.stdout.splitlines()[-1]  # no item failed: the session ended
+
+
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "conformance" / "scenarios"
 has_scenarios = pytest.mark.skipif(
@@ -174,5 +211,90 @@ def test_toolconf_levels_chooses_the_deciding_levels(suite: Path) -> None:
     assert done.returncode == 0, done.stdout
     assert "1 passed" in done.stdout
     wrong = pytest_run(suite, mismatch, "--toolconf-impl", FAKE, "--toolconf-levels", "looks")
-    assert wrong.returncode == 1, wrong.stdout
-    assert "unknown level" in wrong.stdout
+    assert wrong.returncode == 4, wrong.stdout  # a usage error, as toolconf run --levels looks
+    assert "unknown assertion level looks" in wrong.stderr
+
+
+def test_the_selection_options_match_toolconf_runs(suite: Path) -> None:
+    def chosen(*args: str) -> list[str]:
+        done = pytest_run(suite, str(suite), "--toolconf-impl", FAKE, "--collect-only", "-q", *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return sorted(line.split("::")[1] for line in done.stdout.splitlines() if "::" in line)
+
+    assert chosen("--toolconf-spec", "FAKE-CALL") == ["call-ok", "content-mismatch", "needs-bash"]
+    assert chosen("--toolconf-spec", "fake-*-1", "--toolconf-area", "extra") == [
+        "message-ok",
+        "needs-bash",
+    ]
+    assert chosen("--toolconf-level", "should") == ["content-mismatch"]
+    assert chosen("--toolconf-feature", "bash") == ["needs-bash"]
+    wrong = pytest_run(suite, str(suite), "--toolconf-level", "behaviour")
+    assert wrong.returncode == 4
+    assert "assertion level, which decides with --levels" in wrong.stderr
+
+
+def test_the_report_profile_and_features_options_match_toolconf_runs(
+    suite: Path, tmp_path: Path
+) -> None:
+    report = tmp_path / "r.jsonl"
+    done = pytest_run(
+        suite,
+        str(suite / "basic"),
+        "--toolconf-impl",
+        FAKE,
+        "--toolconf-report",
+        f"jsonl={report}",
+        "--toolconf-features",
+        "read,bash",
+        "--toolconf-profile",
+        "claude-code-2.1.88",
+    )
+    assert done.returncode == 0, done.stdout  # the fake plays no profile but documented
+    assert f"report (jsonl): {report}" in done.stdout
+    assert "not applicable: the implementation does not play profile claude-code-2.1.88" in (
+        done.stdout
+    )
+    lines = [json.loads(line) for line in report.read_text().splitlines()]
+    header = lines[0]
+    assert (header["profile"], header["features"]) == ("claude-code-2.1.88", ["bash", "read"])
+    outcomes = {line["id"]: line["outcome"] for line in lines if line["type"] == "result"}
+    assert outcomes == {"call-ok": "not_applicable", "content-mismatch": "not_applicable"}
+
+
+def test_under_xdist_each_worker_judges_and_the_report_is_one_runs(
+    suite: Path, tmp_path: Path
+) -> None:
+    """``-n 2``: two worker processes, each with its own session and implementation, one
+    merged report equal to a serial run's, the scenario cache written by both at once, and
+    no sandbox left behind."""
+    cache, temporary = tmp_path / "cache", tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**os.environ, "TOOLCONF_SCENARIO_CACHE": str(cache), "TMPDIR": str(temporary)}
+    reports = {}
+    for name, workers in (("xdist", ["-n", "2"]), ("serial", [])):  # xdist fills the cache
+        report = tmp_path / f"{name}.jsonl"
+        options = ["--toolconf-impl", fake_command("ok"), "--toolconf-report", f"jsonl={report}"]
+        pytest_argv = [sys.executable, "-m", "pytest", *PLUGIN, "-p", "no:cacheprovider"]
+        done = subprocess.run(
+            [*pytest_argv, *workers, str(suite), *options],
+            cwd=suite,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 1, done.stdout
+        assert "1 failed, 2 passed, 1 skipped" in done.stdout
+        assert f"report (jsonl): {report}" in done.stdout
+        assert ("2 workers" in done.stdout) == bool(workers)
+        reports[name] = [json.loads(line) for line in report.read_text().splitlines()]
+        for line in reports[name]:
+            line.pop("duration", None)
+            line.pop("started", None)
+    assert reports["xdist"] == reports["serial"]
+    assert "shard" not in reports["xdist"][0]
+    cached = [p.name for p in cache.rglob("*") if p.is_file()]
+    assert cached
+    assert all(name.endswith(".pickle") for name in cached)
+    assert [p.name for p in temporary.iterdir() if p.name.startswith("toolconf")] == []

@@ -33,6 +33,8 @@ RECKLESS = "stdio:" + shlex.join(
 FAST = ConnectorOptions(timeout=5.0, hello_timeout=60.0)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_kills_of_the_reference_leave_old_or_new_content() -> None:
     figures = run_kills(DEFAULT_IMPL, ConnectorOptions(timeout=60.0), kills=3, size=50_000, seed=3)
     assert figures.kills == 3
@@ -42,6 +44,8 @@ def test_kills_of_the_reference_leave_old_or_new_content() -> None:
     assert set(figures.by_kind) == {"utf8", "crlf", "utf16"}  # the first three kinds, in order
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_kills_find_a_torn_file(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RECKLESS_TEAR", "1")
     options = ConnectorOptions(timeout=30.0, pass_env=("RECKLESS_TEAR",))
@@ -64,6 +68,7 @@ def test_fuzz_lines_are_a_function_of_the_seed() -> None:
     )
 
 
+@pytest.mark.subprocess
 def test_fuzz_counts_every_line_against_the_reference() -> None:
     figures = run_fuzz(DEFAULT_IMPL, FAST, count=25, seed=1, line_timeout=5.0, huge=10_000)
     assert figures.lines == 25
@@ -71,6 +76,8 @@ def test_fuzz_counts_every_line_against_the_reference() -> None:
     assert figures.session_works_after
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_fuzz_finds_crashes_and_restarts() -> None:
     figures = run_fuzz(RECKLESS, FAST, count=40, seed=2, line_timeout=2.0, huge=10_000)
     assert figures.crashes > 0  # the reckless adapter dies on a line that is not JSON
@@ -97,6 +104,8 @@ def test_hostile_items_cover_the_issue(tmp_path: Path) -> None:
     assert (tmp_path / "hostile" / "one-line.txt").stat().st_size == 3_000_001
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_hostile_reports_a_fifo_hang_and_goes_on() -> None:
     options = ConnectorOptions(timeout=1.0, hello_timeout=60.0)
     figures = run_hostile(RECKLESS, options, big_line=1_000_000, slow=2.0)
@@ -120,6 +129,7 @@ def test_bypass_cases_load_from_the_shipped_file_or_another(tmp_path: Path) -> N
     assert forms >= {"/proc/self/root", "hook", "tool_use id", "check-then-use race"}
 
 
+@pytest.mark.subprocess
 def test_bypass_finds_a_reader_that_checks_nothing() -> None:
     figures = run_bypass(RECKLESS, FAST, cases_file=None, only="read-")
     assert figures.cases >= 4
@@ -127,11 +137,13 @@ def test_bypass_finds_a_reader_that_checks_nothing() -> None:
     assert any(b["id"] == "read-dotdot" for b in figures.bypassed)
 
 
+@pytest.mark.subprocess
 def test_bypass_of_literal_paths_is_refused_by_the_reference() -> None:
     figures = run_bypass(DEFAULT_IMPL, FAST, cases_file=None, only="read-dotdot")
     assert (figures.cases, figures.bypasses, figures.errors) == (1, 0, 0)
 
 
+@pytest.mark.subprocess
 def test_stress_cli_writes_figures_and_fails_on_a_defect(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -140,7 +152,7 @@ def test_stress_cli_writes_figures_and_fails_on_a_defect(
     cases.write_text(yaml.safe_dump({"setup": SHIPPED["setup"], "cases": chosen}))
     out = tmp_path / "figures.json"
     argv = ["stress", "--impl", RECKLESS, "--only", "bypass", "--cases", str(cases)]
-    status = main([*argv, "--json", str(out)])
+    status = main([*argv, "--report", f"json={out}"])
     assert status == 1
     figures = json.loads(out.read_text())
     assert figures["classes"]["bypass"]["bypasses"] == 1

@@ -311,10 +311,10 @@ def test_the_spec_annexes_command_rewrites_what_is_stale(
     shutil.copytree(DEFAULT_SPEC.parent / "spec", tmp_path / "spec")
     for annex in (tmp_path / "spec").glob("annex-*.md"):
         annex.unlink()
-    assert main(["spec", "annexes", "--spec", str(tmp_path / "SPEC.md")]) == 0
+    assert main(["spec", "annexes", "--spec-file", str(tmp_path / "SPEC.md")]) == 0
     assert capsys.readouterr().out.endswith("spec annexes: 2 changed\n")
     for name in ("annex-claude-code-2.1.88.md", "annex-claude-code-latest.md"):
         written = (tmp_path / "spec" / name).read_text("utf-8")
         assert written == (DEFAULT_SPEC.parent / "spec" / name).read_text("utf-8")
-    assert main(["spec", "annexes", "--spec", str(tmp_path / "SPEC.md")]) == 0
+    assert main(["spec", "annexes", "--spec-file", str(tmp_path / "SPEC.md")]) == 0
     assert capsys.readouterr().out == "spec annexes: 0 changed\n"

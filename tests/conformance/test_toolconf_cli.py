@@ -35,7 +35,9 @@ def test_a_failing_scenario_fails_the_run_and_is_explained(
     assert "at step 1 (call Read, line 7):" in out
     assert "content: 'hello' not found in 'ok: Read'" in out
     assert "pass            basic/call-ok" in out  # plain progress lines when not a terminal
-    assert "FAILED: 1 of 4 scenarios not passing" in out
+    assert out.rstrip().endswith(
+        "FAILED: 1 of 4 scenarios did not pass (1 fail); 2 passed, 1 not applicable."
+    )
     level_table = out.split("\nlevel ")[1]
     assert "SHOULD" in level_table
 
@@ -66,14 +68,14 @@ def test_expected_failures_turn_failures_into_xfail_and_stale_ones_fail(
 
 def test_reports_in_every_format(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     junit = tmp_path / "r.xml"
-    assert run(capsys, "--report", "junit", "--output", str(junit))[0] == 1
+    assert run(capsys, "--report", f"junit={junit}")[0] == 1
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     assert cases["content-mismatch"].find("failure") is not None
     assert cases["needs-bash"].find("skipped") is not None
     assert cases["call-ok"].get("classname") == "toolconf.basic"
 
     jsonl = tmp_path / "r.jsonl"
-    run(capsys, "--report", "jsonl", "--output", str(jsonl))
+    run(capsys, "--report", f"jsonl={jsonl}")
     lines = [json.loads(line) for line in jsonl.read_text().splitlines()]
     assert [line["type"] for line in lines] == [
         "header",
@@ -93,16 +95,18 @@ def test_reports_in_every_format(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert lines[-1]["counts"]["pass"] == 2
 
     markdown = tmp_path / "r.md"
-    run(capsys, "--report", "markdown", "--output", str(markdown))
+    run(capsys, "--report", f"markdown={markdown}")
     assert "| level | pass | fail | n/a | total |" in markdown.read_text()
 
     page = tmp_path / "r.html"
-    run(capsys, "--report", "html", "--output", str(page))
-    assert "<td>fail</td>" in page.read_text()
+    run(capsys, "--report", f"html={page}")
+    assert '<span class="o o-fail">fail</span> <code class="sid">content-mismatch</code>' in (
+        page.read_text()
+    )
 
 
 def test_a_report_on_stdout_moves_the_console_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
-    main(["run", SUITE, "--impl", FAKE, "--report", "jsonl", "--output", "-"])
+    main(["run", SUITE, "--impl", FAKE, "--report", "jsonl=-"])
     captured = capsys.readouterr()
     assert all(json.loads(line) for line in captured.out.splitlines())
     assert "FAILED" in captured.err
@@ -149,6 +153,7 @@ def test_a_scenario_file_that_does_not_load_is_an_error(
     assert "bad.yaml:1: missing field 'title'" in out
 
 
+@pytest.mark.subprocess
 def test_an_implementation_that_cannot_start_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", SUITE, "--impl", fake_command("bad_protocol")]) == 3
     assert "protocol 2" in capsys.readouterr().err
@@ -187,8 +192,8 @@ def test_lint_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     (tmp_path / "code").mkdir()
     (tmp_path / "code" / "call.py").write_text("CALL = 1  # FAKE-CALL-1\n")
     paths = [
-        *("--scenarios", str(tmp_path / "s"), "--spec", str(tmp_path / "SPEC.md")),
-        *("--features", str(tmp_path / "features.yaml")),
+        *("--scenarios", str(tmp_path / "s"), "--spec-file", str(tmp_path / "SPEC.md")),
+        *("--features-file", str(tmp_path / "features.yaml")),
         *("--excluded", str(tmp_path / "excluded.yaml")),
         *("--code", str(tmp_path / "code"), "--uncited", str(tmp_path / "uncited.yaml")),
     ]
@@ -205,6 +210,7 @@ def test_lint_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     assert "FAKE-CALL-9: (MUST) cited by no comment or docstring in code/" in out
 
 
+@pytest.mark.subprocess
 def test_smoke_says_what_the_implementation_is(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["smoke", "--impl", fake_command("ok")]) == 0
     out = capsys.readouterr().out
@@ -214,6 +220,7 @@ def test_smoke_says_what_the_implementation_is(capsys: pytest.CaptureFixture[str
     assert "not usable: [version_mismatch]" in capsys.readouterr().out
 
 
+@pytest.mark.subprocess
 def test_python_dash_m_conformance_is_the_same_cli() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "conformance", "list", SUITE, "-k", "call-ok"],
@@ -264,6 +271,7 @@ def test_several_reports_in_one_run_each_to_its_path(
     assert main(["run", SUITE, "--impl", FAKE, "--report", "jsonl=-", "--report", "html=-"]) == 2
 
 
+@pytest.mark.subprocess
 def test_junit_parses_when_the_adapter_writes_colour_codes_and_nuls_to_stderr(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -295,7 +303,7 @@ def test_the_markdown_report_groups_by_feature_and_spec_section_for_a_step_summa
     assert "<details><summary>fail basic/content-mismatch:" in text
 
 
-def test_summary_prints_the_totals_of_saved_reports(
+def test_summary_prints_each_saved_report_then_all_side_by_side(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     jsonl = tmp_path / "r.jsonl"
@@ -303,8 +311,10 @@ def test_summary_prints_the_totals_of_saved_reports(
     assert main(["summary", str(jsonl), str(jsonl)]) == 1
     out = capsys.readouterr().out
     assert f"== {jsonl}: fake" in out
-    assert "== all 2 reports" in out
-    assert out.rstrip().endswith("FAILED: 2 of 8 scenarios not passing")
+    verdict = "FAILED: 1 of 4 scenarios did not pass (1 fail); 2 passed, 1 not applicable."
+    assert out.count(verdict) == 2
+    assert "== side by side" in out
+    assert "== all 2 reports" not in out
     assert main(["summary", str(tmp_path / "missing.jsonl")]) == 2
 
 
@@ -317,11 +327,12 @@ def test_keep_prints_each_kept_sandbox(capsys: pytest.CaptureFixture[str]) -> No
     shutil.rmtree(kept[0])
 
 
+@pytest.mark.subprocess
 def test_the_adapter_template_speaks_protocol_v1(capsys: pytest.CaptureFixture[str]) -> None:
     template = "stdio:" + shlex.join([sys.executable, "-m", "conformance.adapter_template"])
     assert main(["smoke", "--impl", template]) == 0
     assert "smoke: ok: my-agent 0 (python), protocol 1" in capsys.readouterr().out
     assert main(["run", SUITE, "--impl", template, "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "OK: 0 of 4 scenarios not passing" in out
+    assert "PASSED, vacuously: none of the 4 scenarios applies (why above)." in out
     assert "not reported by the implementation: error_code, error_name, stage" in out

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,7 @@ def session(tmp_path: Path, session_dir: Path) -> dict[str, Any]:
     return {"root": str(tmp_path), "prompt": "allow", "session_dir": str(session_dir)}
 
 
+@pytest.mark.subprocess
 def test_hello_begin_call_end_then_eof_exits_0(tmp_path: Path, session_dir: Path) -> None:
     """SPEC: PROTO-HELLO-1, PROTO-BEGIN-1, PROTO-CALL-1, PROTO-END-1, PROTO-EOF-1, PROTO-SEQ-1"""
     path = tmp_path / "a.txt"
@@ -76,11 +79,13 @@ def test_hello_begin_call_end_then_eof_exits_0(tmp_path: Path, session_dir: Path
     assert path.read_bytes() == b"hi\n"
 
 
+@pytest.mark.subprocess
 def test_eof_without_any_request_exits_0() -> None:
     """SPEC: PROTO-EOF-1"""
     assert run_adapter() == ([], 0)
 
 
+@pytest.mark.subprocess
 def test_bad_lines_get_bad_request_and_serving_goes_on(tmp_path: Path, session_dir: Path) -> None:
     """SPEC: PROTO-BAD-1, PROTO-SEQ-1"""
     read = {"id": "r", "name": "Read", "input": {"file_path": "/dev/null"}}
@@ -105,6 +110,7 @@ def test_bad_lines_get_bad_request_and_serving_goes_on(tmp_path: Path, session_d
     assert answers[-1]["protocol"] == 1
 
 
+@pytest.mark.subprocess
 def test_tool_use_without_a_string_id_or_an_input_key_is_a_bad_request(
     tmp_path: Path, session_dir: Path
 ) -> None:
@@ -122,6 +128,7 @@ def test_tool_use_without_a_string_id_or_an_input_key_is_a_bad_request(
     ]
 
 
+@pytest.mark.subprocess
 def test_non_object_input_is_the_model_mistake_not_a_bad_request(
     tmp_path: Path, session_dir: Path
 ) -> None:
@@ -133,6 +140,7 @@ def test_non_object_input_is_the_model_mistake_not_a_bad_request(
     assert answers[1]["outcome"]["stage"] == "input_schema"
 
 
+@pytest.mark.subprocess
 def test_begin_ignores_unknown_settings_sources(tmp_path: Path, session_dir: Path) -> None:
     """SPEC: PROTO-BEGIN-1"""
     spec = {**session(tmp_path, session_dir), "settings": {"someFutureSource": {"x": 1}}}
@@ -140,6 +148,7 @@ def test_begin_ignores_unknown_settings_sources(tmp_path: Path, session_dir: Pat
     assert answers == [{"seq": 1, "ok": True}]
 
 
+@pytest.mark.subprocess
 def test_begin_creates_a_missing_session_dir(tmp_path: Path) -> None:
     """SPEC: PROTO-BEGIN-2"""
     session_dir = tmp_path / "not" / "yet"
@@ -148,6 +157,44 @@ def test_begin_creates_a_missing_session_dir(tmp_path: Path) -> None:
     answers, _ = run_adapter(request(1, "begin", session=spec))
     assert answers == [{"seq": 1, "ok": True}]
     assert session_dir.is_dir()
+
+
+@pytest.mark.subprocess
+def test_a_session_dir_that_cannot_be_a_directory_is_a_bad_request(tmp_path: Path) -> None:
+    """SPEC: PROTO-BEGIN-4, PROTO-BAD-1, PROTO-SEQ-1
+
+    A file, a device, a FIFO, a path under a file and an unencodable name
+    each get a coded refusal, never ``internal``; what was there is left
+    as it was, and the adapter goes on serving.
+    """
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "file").write_text("kept\n")
+    os.mkfifo(tmp_path / "fifo")
+    bad = [
+        str(tmp_path / "file"),
+        "/dev/null",
+        str(tmp_path / "fifo"),
+        str(tmp_path / "file" / "below"),
+        str(tmp_path / "nul\0name"),
+        str(tmp_path / "lone\ud800"),
+    ]
+    lines = [
+        request(n, "begin", session={"root": str(root), "session_dir": d})
+        for n, d in enumerate(bad)
+    ]
+    good = request(
+        len(bad), "begin", session={"root": str(root), "session_dir": str(tmp_path / "s")}
+    )
+    answers, status = run_adapter(*lines, good)
+    assert status == 0
+    assert [answer["seq"] for answer in answers] == list(range(len(bad) + 1))
+    kinds = [answer.get("error", {}).get("kind") for answer in answers]
+    assert kinds == ["bad_request"] * len(bad) + [None], answers
+    assert all("session_dir" in answer["error"]["message"] for answer in answers[:-1])
+    assert (tmp_path / "file").read_text() == "kept\n"
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
 def run_adapter_bytes(data: bytes) -> tuple[list[bytes], int]:
@@ -167,6 +214,7 @@ def run_adapter_bytes(data: bytes) -> tuple[list[bytes], int]:
     return out.split(b"\n")[:-1], proc.returncode
 
 
+@pytest.mark.subprocess
 def test_nesting_too_deep_to_parse_is_a_bad_request_not_an_exit() -> None:
     """SPEC: PROTO-BAD-1, PROTO-SEQ-1"""
     deep = "[" * 100_000 + "]" * 100_000
@@ -202,6 +250,7 @@ def test_the_seq_of_a_line_too_deep_to_parse_is_found_at_its_top_level(
     assert top_level_seq(line) == seq
 
 
+@pytest.mark.subprocess
 def test_lone_surrogates_are_echoed_as_escapes_in_valid_utf8(
     tmp_path: Path, session_dir: Path
 ) -> None:
@@ -223,6 +272,7 @@ def test_lone_surrogates_are_echoed_as_escapes_in_valid_utf8(
     assert ids == ["i\ud800", "i\udc80", "i\udcff", "ié\ud800"]
 
 
+@pytest.mark.subprocess
 def test_a_raw_cr_never_ends_a_request(tmp_path: Path, session_dir: Path) -> None:
     """SPEC: PROTO-TRANSPORT-2, PROTO-SEQ-1"""
     spec = json.dumps(session(tmp_path, session_dir))
@@ -242,6 +292,7 @@ def test_a_raw_cr_never_ends_a_request(tmp_path: Path, session_dir: Path) -> Non
     assert answers[3]["protocol"] == 1
 
 
+@pytest.mark.subprocess
 def test_a_message_whose_call_fails_inside_the_engine_is_answered(
     tmp_path: Path, session_dir: Path
 ) -> None:
@@ -268,7 +319,7 @@ def test_a_message_whose_call_fails_inside_the_engine_is_answered(
 class _Adapter:
     """One live adapter process, spoken to a line at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "reference.adapter"],
             stdin=subprocess.PIPE,
@@ -276,6 +327,7 @@ class _Adapter:
             stderr=subprocess.DEVNULL,
             text=True,
             encoding="utf-8",
+            env=env,
         )
         self.seq = 0
 
@@ -301,6 +353,7 @@ class _Adapter:
         self.proc.stdout.close()
 
 
+@pytest.mark.subprocess
 def test_two_adapters_editing_one_file_never_lose_an_edit(tmp_path: Path) -> None:
     """SPEC: STATE-LOCK-1, STATE-STALE-2, STATE-SESSION-1"""
     root = tmp_path / "root"
@@ -347,3 +400,70 @@ def test_two_adapters_editing_one_file_never_lose_an_edit(tmp_path: Path) -> Non
             adapter.close()
     assert lost == [], f"{len(lost)} of 40 rounds lost an edit answered done"
     assert done >= 40  # at least one edit of every round went through
+
+
+@pytest.mark.subprocess
+def test_a_start_removes_the_session_dirs_of_killed_adapters_and_no_other(tmp_path: Path) -> None:
+    """SPEC: PROTO-END-2, PROTO-BEGIN-2, PROTO-END-1
+
+    Real adapters begun without ``session_dir`` (each makes a temporary one
+    and keeps a file history in it) are SIGKILLed; a new adapter's start
+    removes their directories, but not a live adapter's, nor a directory
+    without an owner lock; and it finishes a removal left as trash.
+    """
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    root = tmp_path / "root"
+    root.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+
+    def begun(n: int) -> tuple[_Adapter, Path]:
+        before = set(tmp.iterdir())
+        adapter = _Adapter(env)
+        adapter.send("begin", session={"root": str(root), "prompt": "allow"})
+        assert adapter.answer() == {"seq": 1, "ok": True}
+        path = root / f"f{n}.txt"
+        path.write_text("old\n")
+        read = {"id": "r", "name": "Read", "input": {"file_path": str(path)}}
+        edit = {"file_path": str(path), "old_string": "old", "new_string": "new"}
+        adapter.send("call", tool_use=read)
+        adapter.answer()
+        adapter.send("call", tool_use={"id": "e", "name": "Edit", "input": edit})
+        assert adapter.answer()["outcome"]["stage"] == "done"
+        (made,) = set(tmp.iterdir()) - before
+        assert made.name.startswith("toolsys-session-")
+        return adapter, made
+
+    killed = [begun(n) for n in range(3)]
+    live, live_dir = begun(3)
+    unlocked = tmp / "toolsys-session-without-lock"
+    (unlocked / "file-history").mkdir(parents=True)
+    trash = tmp / "toolsys-trash-cut-short"
+    (trash / "file-history").mkdir(parents=True)
+    fresh = None
+    try:
+        for adapter, _ in killed:
+            adapter.proc.kill()
+            adapter.proc.wait(timeout=ADAPTER_TIMEOUT_S)
+        assert all(path.is_dir() for _, path in killed)  # a kill removes nothing
+        fresh = _Adapter(env)
+        fresh.send("hello", protocol=1)
+        assert fresh.answer()["protocol"] == 1
+        deadline = time.monotonic() + 30
+        while any(p.exists() for _, p in killed) or trash.exists():
+            assert time.monotonic() < deadline, sorted(p.name for p in tmp.iterdir())
+            time.sleep(0.05)
+        assert (live_dir / ".owner.lock").is_file()
+        assert unlocked.is_dir()
+        live.send("tools")
+        assert "tools" in live.answer()  # the live session still serves
+    finally:
+        live.close()
+        if fresh is not None:
+            fresh.close()
+        for adapter, _ in killed:
+            for stream in (adapter.proc.stdin, adapter.proc.stdout):
+                if stream is not None:
+                    stream.close()
+    assert not live_dir.exists()  # its own end removed it (PROTO-END-1)
+    assert sorted(p.name for p in tmp.iterdir()) == [unlocked.name]

@@ -154,6 +154,7 @@ def test_validate_refuses_nul_commands(
     assert error(response).startswith(text)
 
 
+@pytest.mark.subprocess
 def test_background_refused_when_disabled_and_checks_keep_their_order(begin: Begin) -> None:
     """SPEC: BASH-VALIDATE-1"""
     call = caller(begin(env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"}))
@@ -165,6 +166,7 @@ def test_background_refused_when_disabled_and_checks_keep_their_order(begin: Beg
     assert_done(call("Bash", command="echo foreground"))
 
 
+@pytest.mark.subprocess
 def test_an_empty_command_runs_and_prints_nothing(call: Call) -> None:
     """SPEC: BASH-VALIDATE-1, BASH-RESULT-1"""
     for command in ("", " \t\n "):
@@ -174,18 +176,21 @@ def test_an_empty_command_runs_and_prints_nothing(call: Call) -> None:
 # -- BASH-EXEC-1, BASH-ENV-1 -------------------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_output_and_errors_are_one_stream_in_order(call: Call) -> None:
     """SPEC: BASH-EXEC-1, BASH-RESULT-1"""
     response = call("Bash", command="echo a; echo b >&2; echo c")
     assert content(response) == "a\nb\nc"
 
 
+@pytest.mark.subprocess
 def test_stdin_is_dev_null_and_the_shell_leads_its_own_group(call: Call) -> None:
     """SPEC: BASH-EXEC-1"""
     assert content(call("Bash", command="cat")) == "(Bash completed with no output)"
     assert content(call("Bash", command="kill -0 -$$ && echo own-group")) == "own-group"
 
 
+@pytest.mark.subprocess
 def test_environment_is_the_process_one_overlaid_with_the_session_one(
     begin: Begin, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -199,6 +204,7 @@ def test_environment_is_the_process_one_overlaid_with_the_session_one(
     assert content(response) == f"process session {home}"
 
 
+@pytest.mark.subprocess
 def test_shell_is_claude_code_shell_when_an_executable_bash(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-EXEC-1"""
     (tmp_path / "bin").mkdir()
@@ -218,6 +224,7 @@ def test_shell_is_claude_code_shell_when_an_executable_bash(begin: Begin, tmp_pa
     assert tasks.choose_shell({}) == expected
 
 
+@pytest.mark.subprocess
 def test_runs_in_the_session_cwd(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-EXEC-1"""
     (tmp_path / "sub").mkdir()
@@ -225,6 +232,7 @@ def test_runs_in_the_session_cwd(begin: Begin, tmp_path: Path) -> None:
     assert content(call("Bash", command="pwd")) == str(tmp_path / "sub")
 
 
+@pytest.mark.subprocess
 def test_nothing_but_the_cwd_carries_over(call: Call, tmp_path: Path) -> None:
     """SPEC: BASH-ENV-1, BASH-CWD-1"""
     (tmp_path / "sub").mkdir()
@@ -240,6 +248,7 @@ def test_nothing_but_the_cwd_carries_over(call: Call, tmp_path: Path) -> None:
 # -- BASH-CWD-1 -------------------------------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_cd_inside_moves_the_session_cwd(engine: Engine, call: Call, tmp_path: Path) -> None:
     """SPEC: BASH-CWD-1, SCHED-CONTEXT-1, FILE-PATH-1"""
     (tmp_path / "sub").mkdir()
@@ -258,6 +267,7 @@ def test_cd_inside_moves_the_session_cwd(engine: Engine, call: Call, tmp_path: P
     assert "in sub" in content(call("Read", file_path="f.txt"))
 
 
+@pytest.mark.subprocess
 def test_cd_outside_resets_to_the_original_cwd_with_a_notice(
     engine: Engine, call: Call, tmp_path: Path
 ) -> None:
@@ -274,6 +284,7 @@ def test_cd_outside_resets_to_the_original_cwd_with_a_notice(
     assert engine.session.original_cwd == str(tmp_path)
 
 
+@pytest.mark.subprocess
 def test_reset_goes_to_the_original_cwd_not_the_root(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-CWD-1, PERM-DIRS-1"""
     (tmp_path / "a" / "b").mkdir(parents=True)
@@ -284,6 +295,7 @@ def test_reset_goes_to_the_original_cwd_not_the_root(begin: Begin, tmp_path: Pat
     assert content(call("Bash", command="pwd")) == str(tmp_path / "a")
 
 
+@pytest.mark.subprocess
 def test_cwd_is_the_physical_path_inside_uses_resolved_paths(call: Call, tmp_path: Path) -> None:
     """SPEC: BASH-CWD-1, PERM-DIRS-1"""
     (tmp_path / "real").mkdir()
@@ -295,6 +307,7 @@ def test_cwd_is_the_physical_path_inside_uses_resolved_paths(call: Call, tmp_pat
     assert content(call("Bash", command="pwd")) == str(tmp_path)
 
 
+@pytest.mark.subprocess
 def test_additional_directories_count_as_inside(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-CWD-1, PERM-DIRS-1"""
     extra = tmp_path / "root-extra"
@@ -307,6 +320,7 @@ def test_additional_directories_count_as_inside(begin: Begin, tmp_path: Path) ->
     assert content(call("Bash", command="pwd")) == str(extra)
 
 
+@pytest.mark.subprocess
 def test_maintain_project_working_dir_keeps_the_cwd(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-CWD-1"""
     (tmp_path / "sub").mkdir()
@@ -316,6 +330,7 @@ def test_maintain_project_working_dir_keeps_the_cwd(begin: Begin, tmp_path: Path
     assert content(call("Bash", command="cd /")) == "(Bash completed with no output)"
 
 
+@pytest.mark.subprocess
 def test_failure_keeps_the_cwd_and_reports_the_reset_line(call: Call, tmp_path: Path) -> None:
     """SPEC: BASH-CWD-1, BASH-FAIL-1, SCHED-CONTEXT-1"""
     (tmp_path / "sub").mkdir()
@@ -326,6 +341,7 @@ def test_failure_keeps_the_cwd_and_reports_the_reset_line(call: Call, tmp_path: 
     assert content(call("Bash", command="pwd")) == str(tmp_path)  # a failure has no modifier
 
 
+@pytest.mark.subprocess
 def test_a_removed_cwd_runs_the_next_command_in_the_original_one(
     call: Call, tmp_path: Path
 ) -> None:
@@ -337,6 +353,7 @@ def test_a_removed_cwd_runs_the_next_command_in_the_original_one(
     assert content(call("Bash", command="pwd")) == str(tmp_path)
 
 
+@pytest.mark.subprocess
 def test_relative_rules_and_working_directories_keep_the_original_cwd(
     begin: Begin, tmp_path: Path
 ) -> None:
@@ -423,6 +440,7 @@ def test_tool_properties_of_the_shell_tools() -> None:
     assert find_tool(pool, "KillShell") is TASK_STOP_TOOL
 
 
+@pytest.mark.subprocess
 def test_read_only_command_needs_no_prompt_others_ask(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-PERM-1, PERM-ORDER-1, PERM-PROMPT-1"""
     (tmp_path / "a.txt").write_text("alpha\n")
@@ -437,6 +455,7 @@ def test_read_only_command_needs_no_prompt_others_ask(begin: Begin, tmp_path: Pa
     assert not (tmp_path / "b.txt").exists()
 
 
+@pytest.mark.subprocess
 def test_cd_inside_the_working_directories_needs_no_prompt(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-PERM-1, PERM-DIRS-1"""
     (tmp_path / "sub").mkdir()
@@ -452,6 +471,7 @@ def test_cd_inside_the_working_directories_needs_no_prompt(begin: Begin, tmp_pat
     assert_denied(call("Bash", command="cd sub > out.txt"))
 
 
+@pytest.mark.subprocess
 def test_read_deny_rule_makes_cat_denied_without_asking(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-PERM-1, PERM-PATH-1"""
     (tmp_path / "secret.txt").write_text("s\n")
@@ -464,6 +484,7 @@ def test_read_deny_rule_makes_cat_denied_without_asking(begin: Begin, tmp_path: 
     assert content(call("Bash", command="cat -n open.txt")) == "     1\to"
 
 
+@pytest.mark.subprocess
 def test_bash_rules_allow_deny_and_ask(begin: Begin, tmp_path: Path) -> None:
     """SPEC: PERM-BASH-1, PERM-BASH-2, PERM-BASH-3, PERM-RECORD-1"""
     settings = {
@@ -495,6 +516,7 @@ def test_bash_rules_allow_deny_and_ask(begin: Begin, tmp_path: Path) -> None:
 # -- BASH-RESULT-1, BASH-EXIT-1, BASH-FAIL-1/2 -------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_result_text_drops_leading_newlines_and_trailing_whitespace(call: Call) -> None:
     """SPEC: BASH-RESULT-1"""
     response = call("Bash", command="printf '\\n\\n  a\\n\\nb  \\n\\n\\n'")
@@ -503,6 +525,7 @@ def test_result_text_drops_leading_newlines_and_trailing_whitespace(call: Call) 
     assert content(call("Bash", command="true")) == "(Bash completed with no output)"
 
 
+@pytest.mark.subprocess
 def test_large_output_is_persisted_with_a_preview(call: Call, session_dir: Path) -> None:
     """SPEC: BASH-RESULT-1, RES-PERSIST-1, RES-PREVIEW-1"""
     response = call("Bash", command="head -c 30001 /dev/zero | tr '\\0' x")
@@ -543,6 +566,7 @@ def test_exit_one_success_is_decided_by_the_last_part(command: str, ok: bool) ->
     assert exit_one_is_success(command) is ok
 
 
+@pytest.mark.subprocess
 def test_exit_one_of_grep_succeeds_other_codes_fail(call: Call, tmp_path: Path) -> None:
     """SPEC: BASH-EXIT-1, BASH-FAIL-1, BASH-RESULT-1, ERR-CODE-2"""
     (tmp_path / "a.txt").write_text("alpha\n")
@@ -559,12 +583,14 @@ def test_exit_one_of_grep_succeeds_other_codes_fail(call: Call, tmp_path: Path) 
     assert plain["outcome"]["error_code"] is None
 
 
+@pytest.mark.subprocess
 def test_death_by_signal_counts_as_128_plus_n(call: Call) -> None:
     """SPEC: BASH-FAIL-1"""
     assert error(call("Bash", command="kill -9 $$")) == "Exit code 137"
     assert error(call("Bash", command="sh -c 'kill -15 $$'")).startswith("Exit code 143")
 
 
+@pytest.mark.subprocess
 def test_long_failure_output_is_shortened_in_the_middle(call: Call) -> None:
     """SPEC: BASH-FAIL-2, RES-PERSIST-2"""
     response = call(
@@ -635,6 +661,7 @@ def test_timeout_text(ms: int, text: str) -> None:
     assert format_timeout(ms) == text
 
 
+@pytest.mark.subprocess
 def test_timeout_stops_the_group_and_reports_output_so_far(
     begin: Begin, tmp_path: Path, pids: list[int]
 ) -> None:
@@ -650,6 +677,8 @@ def test_timeout_stops_the_group_and_reports_output_so_far(
     assert content(quick) == "fine"
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_sigkill_follows_when_sigterm_is_ignored(
     begin: Begin, tmp_path: Path, pids: list[int]
 ) -> None:
@@ -663,6 +692,8 @@ def test_sigkill_follows_when_sigterm_is_ignored(
     wait_gone(pid)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_progress_reports_the_last_five_lines(call: Call) -> None:
     """SPEC: BASH-PROGRESS-1, TOOL-CALL-1, PROTO-EVENT-2"""
     response = call(
@@ -680,6 +711,8 @@ def test_progress_reports_the_last_five_lines(call: Call) -> None:
     assert kinds.index("progress") < kinds.index("tool_end")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_progress_at_most_every_half_second(call: Call) -> None:
     """SPEC: BASH-PROGRESS-1"""
     response = call("Bash", command="for i in $(seq 1 12); do echo $i; sleep 0.1; done")
@@ -689,11 +722,13 @@ def test_progress_at_most_every_half_second(call: Call) -> None:
     assert totals == sorted(totals)
 
 
+@pytest.mark.subprocess
 def test_a_quick_command_reports_no_progress(call: Call) -> None:
     """Reference-defined: progress waits 500 ms for more output, so quick commands report none."""
     assert progress(call("Bash", command="echo quick")) == []
 
 
+@pytest.mark.subprocess
 def test_abort_stops_the_process_group(tmp_path: Path, pids: list[int]) -> None:
     """SPEC: SCHED-ABORT-1"""
     abort = AbortSignal()
@@ -720,6 +755,7 @@ def test_abort_stops_the_process_group(tmp_path: Path, pids: list[int]) -> None:
     wait_gone(pid)
 
 
+@pytest.mark.subprocess
 def test_failed_bash_in_a_safe_batch_cancels_its_siblings(engine: Engine, tmp_path: Path) -> None:
     """SPEC: SCHED-CASCADE-1, SCHED-CASCADE-2, BASH-FAIL-1, SCHED-ABORT-1"""
     (tmp_path / "log.txt").write_text("log\n")
@@ -741,6 +777,7 @@ def test_failed_bash_in_a_safe_batch_cancels_its_siblings(engine: Engine, tmp_pa
 # -- BASH-BG-1, BASH-TASKOUTPUT-1, BASH-TASKSTOP-1, BASH-TASKCHECK-1 -------------------
 
 
+@pytest.mark.subprocess
 def test_background_task_runs_and_its_output_is_read(call: Call, session_dir: Path) -> None:
     """SPEC: BASH-BG-1, BASH-TASKOUTPUT-1"""
     started = call("Bash", command="echo one; echo two >&2; exit 3", run_in_background=True)
@@ -764,6 +801,7 @@ def test_background_task_runs_and_its_output_is_read(call: Call, session_dir: Pa
     )
 
 
+@pytest.mark.subprocess
 def test_background_changes_no_cwd_and_has_no_timeout(begin: Begin, tmp_path: Path) -> None:
     """SPEC: BASH-BG-1"""
     (tmp_path / "sub").mkdir()
@@ -775,6 +813,7 @@ def test_background_changes_no_cwd_and_has_no_timeout(begin: Begin, tmp_path: Pa
     assert content(call("Bash", command="pwd")) == str(tmp_path)
 
 
+@pytest.mark.subprocess
 def test_task_output_without_block_or_after_its_timeout_shows_running(
     call: Call, tmp_path: Path, pids: list[int]
 ) -> None:
@@ -800,6 +839,8 @@ def test_task_output_without_block_or_after_its_timeout_shows_running(
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_task_stop_kills_a_task_that_ignores_sigterm(
     call: Call, tmp_path: Path, pids: list[int]
 ) -> None:
@@ -811,6 +852,7 @@ def test_task_stop_kills_a_task_that_ignores_sigterm(
     assert "<status>killed</status>" in content(call("TaskOutput", task_id="bash_1"))
 
 
+@pytest.mark.subprocess
 def test_task_checks_refuse_unknown_and_ended_tasks(call: Call) -> None:
     """SPEC: BASH-TASKCHECK-1, ERR-CODE-1"""
     for name in ("TaskOutput", "TaskStop", "BashOutput", "KillShell"):
@@ -832,6 +874,7 @@ def test_task_output_input_is_strict(call: Call) -> None:
     assert_refused(call("Bash", command="ls", timeout=0), stage="input_schema", name=SCHEMA)
 
 
+@pytest.mark.subprocess
 def test_ending_the_session_kills_running_tasks(
     begin: Begin, tmp_path: Path, pids: list[int]
 ) -> None:
@@ -851,6 +894,7 @@ def test_ending_the_session_kills_running_tasks(
     wait_gone(pids[1])
 
 
+@pytest.mark.subprocess
 def test_adapter_eof_ends_the_session_and_its_tasks(tmp_path: Path, pids: list[int]) -> None:
     """SPEC: PROTO-EOF-1, BASH-BG-1"""
     requests = [

@@ -18,12 +18,17 @@ from reference.permissions.bash_rules import (
     has_substitution,
     is_read_only_command,
     is_read_only_part,
+    names_denied_path,
     specifier_matches,
     split_command,
     strip_assignments,
     tokens,
     writes_file,
 )
+from reference.permissions.session_rules import read_guard
+from reference.session import Session
+from reference.settings import Settings
+from reference.tool import ToolUseContext
 
 
 def never(_part: str) -> bool:
@@ -460,6 +465,29 @@ def test_a_link_inside_a_walked_tree_counts_as_its_target(tmp_path: Path) -> Non
     (tmp_path / "open" / "link").symlink_to(tmp_path / "secret")
     assert is_read_only_command("grep -R MARK open", guard) is False
     assert is_read_only_command("cat open/a.txt", guard) is True
+
+
+def test_a_command_holding_a_lone_surrogate_is_judged_by_the_real_read_deny_rules(
+    tmp_path: Path,
+) -> None:
+    """SPEC: PERM-PATH-5, BASH-PERM-1, BASH-PERM-2
+
+    The guard of a session with ``Read(/secret/**)`` denied: a path naming no
+    file (a lone surrogate) is matched as a missing one, so a ``..`` past it
+    into a link to the denied directory is still denied, and no check fails.
+    """
+    lone = "\ud800"
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "k").write_text("s3cret\n")
+    (tmp_path / "link").symlink_to(tmp_path / "secret")
+    deny = {"userSettings": {"permissions": {"deny": ["Read(/secret/**)"]}}}
+    session = Session.create(root=str(tmp_path), settings=Settings(by_source=deny))
+    guard = read_guard(ToolUseContext(session=session, tool_use_id="t", cwd=str(tmp_path)))
+    assert names_denied_path(f"cat link/{lone}/../k", guard) is True
+    assert names_denied_path(f"cat secret/{lone}", guard) is True
+    assert names_denied_path(f"cat {lone}/x", guard) is False
+    assert names_denied_path(f"cat < open/{lone}", guard) is False
+    assert is_read_only_command(f"ls -R {lone} && grep -r a {lone}/..", guard) is True
 
 
 def test_a_tree_too_large_to_check_fails_closed(tmp_path: Path) -> None:

@@ -128,7 +128,21 @@ def _run(case: dict[str, Any], tmp_path: Path) -> int:
     return bypasses
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+def _marks(case: dict[str, Any]) -> list[pytest.MarkDecorator]:
+    """``subprocess`` for a case that starts processes: git to lay it out, a hook, the link
+    flipper of a race, ripgrep, or a Bash command the prompt lets run (the deny rule refuses
+    every ``compound`` one before it starts)."""
+    name = case["call"]["name"]
+    allowed = case.get("prompt") == "allow" and case["form"] != "compound"
+    runs = name == "Grep" or (name == "Bash" and allowed)
+    if runs or any(case.get(key) for key in ("git", "hook", "race")):
+        return [pytest.mark.subprocess]
+    return []
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(case, id=case["id"], marks=_marks(case)) for case in CASES]
+)
 def test_no_bypass(case: dict[str, Any], tmp_path: Path) -> None:
     """SPEC: RES-PERSIST-3, BASH-PERM-2, PERM-BASH-4, PERM-PATH-4, FILE-OPEN-1"""
     assert _run(case, tmp_path) == 0

@@ -1,8 +1,12 @@
-"""Edit (SPEC.md section 14) through the protocol engine, on a real disk."""
+"""Edit (SPEC.md section 14) through the protocol engine, on a real disk.
+
+Staleness, the file history and the record after an edit, which Edit shares
+with Write and NotebookEdit, are tested once for the three in
+``test_write_family.py``.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import subprocess
@@ -14,19 +18,15 @@ import pytest
 from refsupport import (
     Begin,
     Call,
-    FileFacts,
     Unchanged,
     Use,
     assert_done,
     assert_refused,
     content,
     error_text,
-    file_facts,
     forbid_file_reads,
     modify_externally,
-    record_of,
     run_bounded,
-    touch_forward,
     with_hook_after_validate,
 )
 
@@ -38,10 +38,6 @@ from reference.tools.edit import EDIT_TOOL, EditInput
 from reference.tools.read.tool import READ_TOOL
 
 NOT_READ_YET = "File has not been read yet. Read it first before writing to it."
-MODIFIED_SINCE_READ = (
-    "File has been modified since read, either by the user or by a linter. "
-    "Read it again before attempting to write it."
-)
 
 
 def read_then_edit(call: Call, path: Path, old: str, new: str, **extra: Any) -> dict[str, Any]:
@@ -418,73 +414,6 @@ def test_file_without_a_record_is_refused_with_code_6(
     assert content(response) == f"<tool_use_error>{NOT_READ_YET}</tool_use_error>"
 
 
-def test_file_modified_since_read_is_refused_with_code_7(
-    tmp_path: Path, engine: Engine, call: Call, unchanged: Unchanged
-) -> None:
-    """SPEC: STATE-STALE-1, STATE-STALE-2, EDIT-VALIDATE-1, STATE-UPDATE-2"""
-    path = tmp_path / "a.txt"
-    path.write_bytes(b"abc\n")
-    call("Read", file_path=str(path))
-    before = record_of(engine, path)
-    modify_externally(path, b"abc def\n")
-    with unchanged():
-        response = call("Edit", file_path=str(path), old_string="abc", new_string="x")
-    assert_refused(response, stage="validate", code=7, name="FileModifiedSinceReadError")
-    assert content(response) == f"<tool_use_error>{MODIFIED_SINCE_READ}</tool_use_error>"
-    assert record_of(engine, path) is before
-
-
-def test_touched_file_with_identical_text_is_refused_before_the_call(
-    tmp_path: Path, call: Call, unchanged: Unchanged
-) -> None:
-    """SPEC: STATE-STALE-1, STATE-STALE-2, EDIT-VALIDATE-1"""
-    path = tmp_path / "a.txt"
-    path.write_bytes(b"abc\n")
-    call("Read", file_path=str(path))
-    touch_forward(path)
-    with unchanged():
-        response = call("Edit", file_path=str(path), old_string="abc", new_string="x")
-    assert_refused(response, stage="validate", code=7, name="FileModifiedSinceReadError")
-
-
-def test_file_changed_between_validate_and_call_is_not_overwritten(
-    tmp_path: Path, ctx: ToolUseContext, use: Use
-) -> None:
-    """SPEC: STATE-STALE-2, EDIT-SEQ-1, STATE-UPDATE-2, ERR-CODE-2"""
-    path = tmp_path / "a.txt"
-    path.write_bytes(b"abc\n")
-    use(READ_TOOL, file_path=str(path))
-    before = ctx.session.read_state.get(str(path))
-    external: list[FileFacts] = []
-
-    def change_it() -> None:
-        modify_externally(path, b"abc, changed by someone else\n")
-        external.append(file_facts(path))
-
-    racing = with_hook_after_validate(EDIT_TOOL, change_it)
-    outcome = use(racing, file_path=str(path), old_string="abc", new_string="x")
-    assert (outcome.stage, outcome.error_code, outcome.error_name, outcome.is_error) == (
-        "call",
-        None,
-        "FileUnexpectedlyModifiedError",
-        True,
-    )
-    assert path.read_bytes() == b"abc, changed by someone else\n"
-    assert external == [file_facts(path)]
-    assert ctx.session.read_state.get(str(path)) is before
-
-
-def test_touch_between_validate_and_call_does_not_stop_the_edit(tmp_path: Path, use: Use) -> None:
-    """SPEC: STATE-STALE-2, EDIT-SEQ-1"""
-    path = tmp_path / "a.txt"
-    path.write_bytes(b"abc\n")
-    use(READ_TOOL, file_path=str(path))
-    touched = with_hook_after_validate(EDIT_TOOL, lambda: touch_forward(path))
-    outcome = use(touched, file_path=str(path), old_string="abc", new_string="x")
-    assert outcome.stage == "done"
-    assert path.read_bytes() == b"x\n"
-
-
 def test_call_runs_mkdir_backup_then_stat_read_write(
     tmp_path: Path, use: Use, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -518,34 +447,6 @@ def test_call_runs_mkdir_backup_then_stat_read_write(
     assert log[0] == "makedirs"
     backup_at, write_at = log.index("backup"), log.index("atomic_write")
     assert log[backup_at + 1 : write_at + 1] == ["stat", "read_bytes", "atomic_write"]
-
-
-def test_old_bytes_are_backed_up_in_the_file_history(
-    tmp_path: Path, session_dir: Path, call: Call
-) -> None:
-    """SPEC: HIST-1, EDIT-SEQ-1"""
-    path = tmp_path / "a.txt"
-    assert edited(call, path, b"before\r\n", "before", "after") == b"after\r\n"
-    backup = session_dir / "file-history" / hashlib.sha256(b"before\r\n").hexdigest()
-    assert backup.read_bytes() == b"before\r\n"
-
-
-def test_record_after_edit_holds_the_new_text_and_the_real_mtime(
-    tmp_path: Path, engine: Engine, call: Call
-) -> None:
-    """SPEC: EDIT-STATE-1, STATE-UPDATE-1, STATE-RECORD-1"""
-    path = tmp_path / "a.txt"
-    edited(call, path, b"one\r\ntwo\r\n", "two", "2")
-    record = record_of(engine, path)
-    st = path.stat()
-    assert record is not None
-    assert (record.text, record.mtime_ns, record.size) == ("one\r\n2\r\n", st.st_mtime_ns, 8)
-    assert (record.offset, record.limit, record.partial, record.source) == (
-        None,
-        None,
-        False,
-        "edit",
-    )
 
 
 def test_a_second_edit_needs_no_new_read(tmp_path: Path, call: Call) -> None:
@@ -894,6 +795,7 @@ def test_inputs_are_not_equivalent_when_one_would_be_refused(
     )
 
 
+@pytest.mark.subprocess
 def test_the_write_lock_is_exclusive_and_bounded(
     tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch
 ) -> None:

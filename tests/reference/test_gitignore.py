@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from reference.errors import GlobSyntaxError
+from reference.deadline import Deadline
+from reference.errors import GlobSyntaxError, SearchTimeoutError
 from reference.gitignore import (
     GREP_IGNORE_FILES,
     IgnoreFiles,
     compile_line,
     glob_regex,
+    last_match,
     parse_ignore_text,
 )
 
@@ -46,6 +48,38 @@ def test_patterns(line: str, path: str, is_dir: bool, matches: bool) -> None:
     pattern = compile_line(line)
     assert pattern is not None
     assert pattern.matches(path, is_dir) is matches
+
+
+@pytest.mark.parametrize(
+    ("line", "timed"),
+    [
+        ("*.log", False),
+        ("build/", False),
+        ("/dist", False),
+        ("**/tmp/*", False),
+        ("cache*", False),
+        ("*a*", True),
+        ("src/*a*b*", True),
+        ("{*a,a*,?}{*a,a*,?}", True),
+        ("{*.c,*.h}", True),  # every alternative's repeats count
+        ("{a,b}.c", False),
+    ],
+)
+def test_only_patterns_that_can_backtrack_far_are_matched_with_a_timeout(
+    line: str, timed: bool
+) -> None:
+    """SPEC: GREP-TIMEOUT-2, GLOB-TIMEOUT-2
+
+    More than two unbounded repeats (the any-depth prefix of a name counts)
+    and the match gets a timeout; within a deadline every match is checked
+    against it, whether timed or not.
+    """
+    pattern = compile_line(line)
+    assert pattern is not None
+    assert pattern.timed is timed
+    expired = Deadline("Grep", 0.0)
+    with pytest.raises(SearchTimeoutError):
+        last_match([pattern], "src/a/b.log", False, expired)
 
 
 def test_comments_blanks_and_negation() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -476,3 +477,22 @@ def test_a_backtracking_glob_answers(tmp_path: Path, call: Call) -> None:
     worker.join(30)  # only to detect a hang: a backtracking matcher never came back
     assert answers, "Glob never answered"
     assert content(answers[0]) == "No files found"
+
+
+def test_a_backtracking_gitignore_line_is_stopped_at_the_limit(
+    tmp_path: Path, begin: Begin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC: GLOB-TIMEOUT-2, GLOB-IGNORE-1
+
+    The ignore file's lines are matched within the limit: a line that
+    backtracks for minutes against a name of 40 ``a`` gets the Glob
+    answered SearchTimeoutError within a second of its limit.
+    """
+    (tmp_path / ("a" * 40)).write_text("x\n")
+    (tmp_path / ".gitignore").write_text("{*a,a*,?}" * 16 + "[!a]\n", encoding="utf-8")
+    monkeypatch.setattr(deadline, "SEARCH_TIMEOUT_S", 0.5)
+    engine = begin(env={"CLAUDE_CODE_GLOB_NO_IGNORE": "false"})
+    started = time.monotonic()
+    answer = handle(engine, pattern="*")
+    assert answer["outcome"]["error_name"] == "SearchTimeoutError", answer
+    assert time.monotonic() - started < 1.5

@@ -7,6 +7,7 @@ are skipped, with the reason, only where ``rg`` is not installed.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import stat
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +34,8 @@ from reference.tools.grep.tool import ENGINE_ENV, GREP_TOOL, GrepInput, engine_n
 
 HAS_RG = rg_engine.executable() is not None
 NO_RG = "no rg beside this Python or on PATH: pip install -e '.[test]' installs ripgrep 14"
-ENGINES = ["python", pytest.param("rg", marks=pytest.mark.skipif(not HAS_RG, reason=NO_RG))]
 needs_rg = pytest.mark.skipif(not HAS_RG, reason=NO_RG)
+ENGINES = ["python", pytest.param("rg", marks=[needs_rg, pytest.mark.subprocess])]
 
 
 @pytest.fixture(params=ENGINES)
@@ -140,6 +142,7 @@ def test_engine_selection(monkeypatch: pytest.MonkeyPatch) -> None:
         assert engine_name() == "rg"
 
 
+@pytest.mark.subprocess
 def test_rg_is_there_and_is_the_pinned_ripgrep_14() -> None:
     """SPEC: GREP-ENGINE-1, GREP-FILES-1
 
@@ -237,6 +240,7 @@ def run_engine(request: SearchRequest, rg: str | None) -> list[tuple[str, Any]]:
     return sorted((h.path, h.matching_lines if request.wants == "counts" else 0) for h in hits)
 
 
+@pytest.mark.subprocess
 @needs_rg
 def test_both_engines_agree_on_a_generated_corpus(tmp_path: Path) -> None:
     """SPEC: GREP-ENGINE-1, GREP-FILES-1, GREP-MATCH-1"""
@@ -726,6 +730,7 @@ def test_read_deny_rules_filter_every_mode(tmp_path: Path, begin: Begin, grep_en
     assert response["outcome"]["stage"] == "permission"  # the path itself: denied outright
 
 
+@pytest.mark.subprocess
 def test_outside_the_working_directories_the_user_is_asked(tmp_path: Path, begin: Begin) -> None:
     """SPEC: PERM-READ-1, TOOL-PATH-1"""
     root, outside = tmp_path / "root", tmp_path / "outside"
@@ -767,6 +772,7 @@ def test_tool_properties(ctx: ToolUseContext) -> None:
     assert GREP_TOOL.check_permissions(inp, ctx).behavior == "allow"
 
 
+@pytest.mark.subprocess
 def test_input_schema_uses_the_dash_names(call: Call) -> None:
     """SPEC: TOOL-SCHEMA-1"""
     assert_refused(
@@ -795,6 +801,7 @@ def fake_rg(directory: Path, body: str) -> str:
     return str(script)
 
 
+@pytest.mark.subprocess
 def test_a_slow_rg_is_killed_at_the_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -840,6 +847,7 @@ def test_a_grep_past_its_limit_is_a_coded_failure(
     assert answer["outcome"]["error_name"] == "SearchTimeoutError"
 
 
+@pytest.mark.subprocess
 def test_an_abort_kills_rg(tmp_path: Path) -> None:
     """Reference-defined: an aborted Grep stops rg at once (SCHED-ABORT-1)."""
     rg = fake_rg(tmp_path, "import time\ntime.sleep(30)\n")
@@ -860,6 +868,7 @@ def test_an_aborted_python_search_stops(tmp_path: Path) -> None:
         python_engine.search(request, abort)
 
 
+@pytest.mark.subprocess
 def test_rg_per_file_errors_are_not_failures(tmp_path: Path) -> None:
     """Reference-defined: rg's status 2 for an unreadable file keeps the other results."""
     rg = fake_rg(
@@ -953,6 +962,7 @@ def test_newlines_only_in_multiline_mode() -> None:
     compile_pattern(r"[^a]\s", ignore_case=False, multiline=False)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("pattern", "matches", "misses"),
     [
@@ -989,3 +999,93 @@ def test_a_binary_file_searched_alone_gives_ripgreps_notice(
     notice = 'binary file matches (found "\\0" byte around offset 3)'
     assert text(call, "hit", path="blob.bin", output_mode="content") == notice
     assert text(call, "absent", path="blob.bin", output_mode="content") == "No matches found"
+
+
+# --- the limit on the wall clock (GREP-TIMEOUT-2) ----------------------------------------
+
+CATASTROPHIC_GLOB = "{*a,a*,?}" * 16 + "[!a]"
+"""A glob that backtracks for minutes against a name of 40 ``a``, on ``re`` and ``regex`` alike."""
+
+_SEARCH_UNDER_LOAD = """
+import json, os, sys, time
+args = json.loads(sys.argv[1])
+os.sched_setaffinity(0, {args["cpu"]})
+from reference.abort import AbortSignal
+from reference.deadline import Deadline
+from reference.tools.grep import python_engine
+from reference.tools.grep.search import SearchRequest
+request = SearchRequest(pattern=args["pattern"], target=args["root"], target_is_dir=True,
+                        top=args["root"], globs=tuple(args["globs"]))
+started = time.monotonic()
+try:
+    python_engine.search(request, AbortSignal(), Deadline("Grep", args["limit"]))
+    error = None
+except Exception as exc:
+    error = type(exc).__name__
+print(json.dumps({"seconds": time.monotonic() - started, "error": error}))
+"""
+
+
+def _search_on_a_busy_cpu(root: Path, pattern: str, globs: list[str], limit: float) -> Any:
+    """The Python engine's search in a process sharing one CPU with two busy ones."""
+    cpu = min(os.sched_getaffinity(0))
+    spin = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass\n"
+    hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(2)]
+    try:
+        args = {"cpu": cpu, "root": str(root), "pattern": pattern, "globs": globs, "limit": limit}
+        done = subprocess.run(
+            [sys.executable, "-c", _SEARCH_UNDER_LOAD, json.dumps(args)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    return json.loads(done.stdout)
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity (Linux)")
+@pytest.mark.parametrize("case", ["pattern", "glob", "ignore file"])
+def test_the_python_engine_answers_at_its_limit_on_the_wall_clock_under_load(
+    tmp_path: Path, case: str
+) -> None:
+    """SPEC: GREP-TIMEOUT-2, GREP-TIMEOUT-1
+
+    ``regex``'s own timeout counts processor time: with a third of a CPU a
+    match given 1 s ran 3 s. A backtracking pattern, ``glob`` or ignore-file
+    line is answered with SearchTimeoutError within a second of the limit.
+    """
+    make(tmp_path, {"a" * 40: "a" * 5_000 + "!\n"})
+    pattern, globs = ("(a|aa)+$", []) if case == "pattern" else ("x", [])
+    if case == "glob":
+        globs = [CATASTROPHIC_GLOB]
+    if case == "ignore file":
+        (tmp_path / ".ignore").write_text(CATASTROPHIC_GLOB + "\n")
+    limit = 1.0
+    answer = _search_on_a_busy_cpu(tmp_path, pattern, globs, limit)
+    assert answer["error"] == "SearchTimeoutError", answer
+    assert limit <= answer["seconds"] < limit + 1.0, answer
+
+
+@pytest.mark.parametrize("where", ["glob", "ignore file"])
+def test_a_backtracking_glob_is_stopped_at_the_limit(
+    tmp_path: Path, call: Call, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """SPEC: GREP-TIMEOUT-2, GREP-FILES-1
+
+    A glob is matched within the search's limit too.
+    """
+    make(tmp_path, {"a" * 40: "x\n"})
+    monkeypatch.setenv(ENGINE_ENV, "python")
+    monkeypatch.setattr(deadline, "SEARCH_TIMEOUT_S", 0.5)
+    options: dict[str, Any] = {"glob": CATASTROPHIC_GLOB} if where == "glob" else {}
+    if where == "ignore file":
+        (tmp_path / ".ignore").write_text(CATASTROPHIC_GLOB + "\n")
+    started = time.monotonic()
+    answer = grep(call, "x", **options)
+    assert answer["outcome"]["error_name"] == "SearchTimeoutError", answer
+    assert time.monotonic() - started < 1.5

@@ -24,6 +24,7 @@ from typing import Any, Final
 import pytest
 
 from reference import hooks
+from reference.engine import Engine
 from reference.events import EventLog
 from reference.hook_matcher import matcher_matches
 from reference.hooks import (
@@ -285,6 +286,7 @@ def test_hooks_of_every_source_merge_in_source_order(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.subprocess
 def test_hooks_run_and_report_in_configuration_order_across_sources(tmp_path: Path) -> None:
     """SPEC: HOOK-CONFIG-1, HOOK-EVENT-1"""
     by_source = {
@@ -297,6 +299,7 @@ def test_hooks_run_and_report_in_configuration_order_across_sources(tmp_path: Pa
     assert [e["exit_code"] for e in hook_events(events)] == [3, 4, 5]
 
 
+@pytest.mark.subprocess
 def test_other_handler_types_fields_events_and_malformed_entries_are_ignored(
     tmp_path: Path,
 ) -> None:
@@ -331,6 +334,8 @@ def test_other_handler_types_fields_events_and_malformed_entries_are_ignored(
     assert hook_events(nothing) == []
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_command_matched_twice_runs_once_with_its_first_timeout(tmp_path: Path) -> None:
     """SPEC: HOOK-DEDUP-1, HOOK-TIMEOUT-1"""
     sleeper = fx("sleep.py", 60)
@@ -398,6 +403,7 @@ def test_timeout_is_a_positive_number_of_seconds_else_600(value: object, expecte
 # --------------------------------------------------------------------------- running
 
 
+@pytest.mark.subprocess
 def test_pre_tool_use_input_has_every_field(tmp_path: Path) -> None:
     """SPEC: HOOK-INPUT-1, HOOK-RUN-1"""
     record = tmp_path / "input.json"
@@ -416,6 +422,37 @@ def test_pre_tool_use_input_has_every_field(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.subprocess
+def test_lone_surrogates_reach_the_hook_as_escapes_in_valid_utf8(tmp_path: Path) -> None:
+    """SPEC: HOOK-INPUT-2, HOOK-INPUT-1, PROTO-INTERNAL-1
+
+    Through the engine, as a request carrying ``\\ud800`` escapes arrives:
+    the call is served (not answered ``internal``), the hook ran, and its
+    input decodes strictly to the very strings sent.
+    """
+    record = tmp_path / "input.json"
+    settings = {"projectSettings": {"hooks": {PRE: [group(fx("record_input.py", record))]}}}
+    engine = Engine()
+    spec = {
+        "root": str(tmp_path),
+        "prompt": "allow",
+        "settings": settings,
+        "session_dir": str(tmp_path / "session-dir"),
+    }
+    assert engine.handle({"seq": 1, "cmd": "begin", "session": spec}) == {"seq": 1, "ok": True}
+    tool_use_id = "t\udc80é\ud800"
+    tool_input = {"pattern": "\udfff*.txt", "path": str(tmp_path)}
+    use = {"type": "tool_use", "id": tool_use_id, "name": "Glob", "input": tool_input}
+    answer = engine.handle({"seq": 2, "cmd": "call", "tool_use": use})
+    assert "error" not in answer, answer
+    assert answer["tool_result"]["tool_use_id"] == tool_use_id
+    assert [e["exit_code"] for e in answer["events"] if e["type"] == "hook"] == [0]
+    got = json.loads(record.read_bytes().decode("utf-8"))  # strict
+    assert (got["tool_use_id"], got["tool_input"]) == (tool_use_id, tool_input)
+    assert "é" in record.read_text(encoding="utf-8")  # other text stays itself, not escaped
+
+
+@pytest.mark.subprocess
 @pytest.mark.parametrize("mode", ["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"])
 def test_hook_input_names_the_permission_mode(tmp_path: Path, mode: str) -> None:
     """SPEC: HOOK-INPUT-1, PERM-MODE-1, PERM-SOURCE-1"""
@@ -431,6 +468,7 @@ def test_hook_input_names_the_permission_mode(tmp_path: Path, mode: str) -> None
     assert json.loads(record.read_text(encoding="utf-8"))["permission_mode"] == mode
 
 
+@pytest.mark.subprocess
 def test_post_tool_use_input_adds_the_tool_response(tmp_path: Path) -> None:
     """SPEC: HOOK-INPUT-1"""
     record = tmp_path / "input.json"
@@ -442,6 +480,7 @@ def test_post_tool_use_input_adds_the_tool_response(tmp_path: Path) -> None:
     assert "error" not in got
 
 
+@pytest.mark.subprocess
 def test_post_tool_use_failure_input_adds_the_error_and_is_interrupt(tmp_path: Path) -> None:
     """SPEC: HOOK-INPUT-1, HOOK-FAILURE-1"""
     record = tmp_path / "input.json"
@@ -462,6 +501,7 @@ def test_session_id_is_made_once_per_session(tmp_path: Path) -> None:
     assert first.session_id == first.session_id
 
 
+@pytest.mark.subprocess
 def test_hook_runs_in_the_session_cwd_with_its_environment(tmp_path: Path) -> None:
     """SPEC: HOOK-RUN-1"""
     record = tmp_path / "env.json"
@@ -488,6 +528,7 @@ def test_hook_runs_in_the_session_cwd_with_its_environment(tmp_path: Path) -> No
     }
 
 
+@pytest.mark.subprocess
 def test_hook_runs_in_the_cwd_the_pipeline_gives(tmp_path: Path) -> None:
     """SPEC: HOOK-RUN-1, HOOK-INPUT-1
 
@@ -508,6 +549,7 @@ def test_hook_runs_in_the_cwd_the_pipeline_gives(tmp_path: Path) -> None:
     assert json.loads(inputs.read_text())["cwd"] == str(tmp_path / "moved")
 
 
+@pytest.mark.subprocess
 def test_env_without_a_session_home_keeps_the_sessions_home(tmp_path: Path) -> None:
     """SPEC: HOOK-RUN-1"""
     record = tmp_path / "env.json"
@@ -518,6 +560,7 @@ def test_env_without_a_session_home_keeps_the_sessions_home(tmp_path: Path) -> N
     assert json.loads(record.read_text())["env"] == {"HOME": "/from/env"}
 
 
+@pytest.mark.subprocess
 def test_handlers_of_one_event_run_concurrently(tmp_path: Path) -> None:
     """SPEC: HOOK-PARALLEL-1
 
@@ -533,6 +576,7 @@ def test_handlers_of_one_event_run_concurrently(tmp_path: Path) -> None:
     assert [e["exit_code"] for e in hook_events(events)] == [0, 0]
 
 
+@pytest.mark.subprocess
 def test_the_pipeline_continues_only_when_every_handler_ended(tmp_path: Path) -> None:
     """SPEC: HOOK-PARALLEL-1, HOOK-RUN-1"""
     target = tmp_path / "changed.txt"
@@ -543,6 +587,8 @@ def test_the_pipeline_continues_only_when_every_handler_ended(tmp_path: Path) ->
     assert target.read_text(encoding="utf-8") == "changed by a hook"
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_timed_out_handler_is_killed_with_its_group_and_never_blocks(tmp_path: Path) -> None:
     """SPEC: HOOK-TIMEOUT-1, HOOK-EVENT-1, HOOK-RUN-1
 
@@ -569,6 +615,8 @@ def test_a_timed_out_handler_is_killed_with_its_group_and_never_blocks(tmp_path:
     assert gone(int(pidfile.read_text()))
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.skipif(shutil.which("setsid") is None, reason="needs setsid(1)")
 def test_a_detached_process_holding_the_pipes_cannot_hang_the_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -594,6 +642,8 @@ def test_a_detached_process_holding_the_pipes_cannot_hang_the_call(
     assert [(e["exit_code"], e["timed_out"]) for e in hook_events(events)] == [(None, True)]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_timed_out_handlers_output_is_not_honoured(tmp_path: Path) -> None:
     """SPEC: HOOK-TIMEOUT-1
 
@@ -605,6 +655,7 @@ def test_a_timed_out_handlers_output_is_not_honoured(tmp_path: Path) -> None:
     assert (result.decision, result.block_reason) == (None, None)
 
 
+@pytest.mark.subprocess
 def test_a_hook_that_does_not_read_a_large_input_does_not_hang(tmp_path: Path) -> None:
     """Reference-defined: HOOK-RUN-1's input is written without blocking on a full pipe."""
     events = EventLog()
@@ -616,6 +667,7 @@ def test_a_hook_that_does_not_read_a_large_input_does_not_hang(tmp_path: Path) -
     assert [(e["exit_code"], e["timed_out"]) for e in hook_events(events)] == [(0, False)]
 
 
+@pytest.mark.subprocess
 def test_a_handler_that_cannot_start_is_a_non_blocking_error(tmp_path: Path) -> None:
     """Reference-defined: a missing cwd fails the spawn, a non-blocking error (HOOK-EXIT-1)."""
     session = make_session(tmp_path, {PRE: [group("exit 2")]}, cwd=str(tmp_path / "missing"))
@@ -638,6 +690,7 @@ def test_no_matching_handler_runs_nothing(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- exit codes and JSON
 
 
+@pytest.mark.subprocess
 def test_exit_2_denies_with_stderr_and_ignores_stdout(tmp_path: Path) -> None:
     """SPEC: HOOK-EXIT-1, HOOK-DECISION-1, HOOK-BLOCK-1"""
     allow = json.dumps(specific(permissionDecision="allow", updatedInput={"file_path": "/y"}))
@@ -648,12 +701,14 @@ def test_exit_2_denies_with_stderr_and_ignores_stdout(tmp_path: Path) -> None:
     assert result.updated_input is None
 
 
+@pytest.mark.subprocess
 def test_exit_2_without_stderr_blocks_without_a_reason(tmp_path: Path) -> None:
     """SPEC: HOOK-BLOCK-1"""
     result = pre_with(tmp_path, "exit 2")
     assert (result.decision, result.block_reason) == ("deny", "Blocked by PreToolUse hook")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "command",
     [fx("exit_code.py", 1, "oops"), fx("exit_code.py", 3), "kill -9 $$", "exit 255"],
@@ -669,6 +724,7 @@ def test_other_exit_codes_and_signals_are_non_blocking(tmp_path: Path, command: 
         assert outcome.texts == []
 
 
+@pytest.mark.subprocess
 def test_exit_codes_are_reported_and_a_signal_is_null(tmp_path: Path) -> None:
     """SPEC: HOOK-EVENT-1"""
     events = EventLog()
@@ -684,6 +740,7 @@ def test_exit_codes_are_reported_and_a_signal_is_null(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.subprocess
 def test_a_non_blocking_error_still_honours_a_json_object(tmp_path: Path) -> None:
     """SPEC: HOOK-EXIT-1, HOOK-JSON-1"""
     command = sh_json(specific(permissionDecision="deny", permissionDecisionReason="json"), 1)
@@ -694,6 +751,7 @@ def test_a_non_blocking_error_still_honours_a_json_object(tmp_path: Path) -> Non
 DENY_JSON: Final = json.dumps(specific(permissionDecision="deny", permissionDecisionReason="r"))
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("stdout", "expected"),
     [
@@ -731,6 +789,7 @@ def test_stdout_is_json_only_when_it_is_an_object(
 # --------------------------------------------------------------------------- PreToolUse decisions
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("output", "expected"),
     [
@@ -755,6 +814,7 @@ def test_one_hooks_decision(tmp_path: Path, output: dict[str, Any], expected: st
     assert pre_with(tmp_path, sh_json(output)).decision == expected
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("decisions", "expected"),
     [
@@ -776,12 +836,14 @@ def test_decisions_combine_deny_over_ask_over_allow(
     assert result.blocked is (expected == "deny")
 
 
+@pytest.mark.subprocess
 def test_exit_2_outranks_another_hooks_allow(tmp_path: Path) -> None:
     """SPEC: HOOK-DECISION-1, HOOK-EXIT-1"""
     result = pre_with(tmp_path, decision("allow"), fx("exit_code.py", 2, "stop"))
     assert (result.decision, result.block_reason) == ("deny", "Blocked by PreToolUse hook: stop")
 
 
+@pytest.mark.subprocess
 def test_block_reasons_are_joined_in_configuration_order(tmp_path: Path) -> None:
     """SPEC: HOOK-BLOCK-1, HOOK-CONFIG-1
 
@@ -813,6 +875,7 @@ def test_block_reasons_are_joined_in_configuration_order(tmp_path: Path) -> None
     )
 
 
+@pytest.mark.subprocess
 def test_a_json_deny_may_give_its_reason_the_deprecated_way(tmp_path: Path) -> None:
     """SPEC: HOOK-BLOCK-1"""
     output = {**specific(permissionDecision="deny"), "reason": "top-level"}
@@ -820,6 +883,7 @@ def test_a_json_deny_may_give_its_reason_the_deprecated_way(tmp_path: Path) -> N
     assert result.block_reason == "Blocked by PreToolUse hook: top-level"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("value", ["allow", "ask"])
 def test_allow_and_ask_are_reported_for_the_permission_decision(tmp_path: Path, value: str) -> None:
     """SPEC: HOOK-ALLOW-1, HOOK-DECISION-1
@@ -838,18 +902,21 @@ def updated(tool_input: Mapping[str, Any], value: str = "allow") -> str:
     return fx("updated_input.py", json.dumps(tool_input), value)
 
 
+@pytest.mark.subprocess
 def test_updated_input_of_an_allowing_hook_replaces_the_input(tmp_path: Path) -> None:
     """SPEC: HOOK-UPDATE-1"""
     new = {"file_path": "/elsewhere", "content": "é"}
     assert pre_with(tmp_path, updated(new)).updated_input == new
 
 
+@pytest.mark.subprocess
 def test_updated_input_is_honoured_with_ask(tmp_path: Path) -> None:
     """SPEC: HOOK-UPDATE-1"""
     result = pre_with(tmp_path, decision("allow"), updated({"a": 1}, "ask"))
     assert (result.decision, result.updated_input) == ("ask", {"a": 1})
 
 
+@pytest.mark.subprocess
 def test_the_first_updated_input_in_configuration_order_wins(tmp_path: Path) -> None:
     """SPEC: HOOK-UPDATE-1, HOOK-CONFIG-1"""
     by_source = {
@@ -859,6 +926,7 @@ def test_the_first_updated_input_in_configuration_order_wins(tmp_path: Path) -> 
     assert pre(make_session(tmp_path, by_source=by_source)).updated_input == {"n": 1}
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "output",
     [
@@ -875,12 +943,14 @@ def test_updated_input_needs_its_hooks_allow_or_ask(tmp_path: Path, output: dict
     assert pre_with(tmp_path, sh_json(output)).updated_input is None
 
 
+@pytest.mark.subprocess
 def test_a_combined_deny_drops_every_updated_input(tmp_path: Path) -> None:
     """SPEC: HOOK-UPDATE-1, HOOK-DECISION-1"""
     result = pre_with(tmp_path, updated({"n": 1}), "exit 2")
     assert (result.decision, result.updated_input) == ("deny", None)
 
 
+@pytest.mark.subprocess
 def test_a_later_hooks_input_is_used_when_the_first_gives_none(tmp_path: Path) -> None:
     """SPEC: HOOK-UPDATE-1"""
     result = pre_with(tmp_path, sh_json(specific(updatedInput={"n": 0})), updated({"n": 2}))
@@ -890,6 +960,7 @@ def test_a_later_hooks_input_is_used_when_the_first_gives_none(tmp_path: Path) -
 # --------------------------------------------------------------------------- context and feedback
 
 
+@pytest.mark.subprocess
 def test_pre_tool_use_additional_context_becomes_system_reminders(tmp_path: Path) -> None:
     """SPEC: HOOK-CONTEXT-1"""
     result = pre_with(
@@ -906,6 +977,7 @@ def test_pre_tool_use_additional_context_becomes_system_reminders(tmp_path: Path
     ]
 
 
+@pytest.mark.subprocess
 def test_post_texts_keep_configuration_order_across_kinds(tmp_path: Path) -> None:
     """SPEC: HOOK-CONTEXT-1, HOOK-POST-1"""
     commands = [
@@ -926,6 +998,7 @@ def test_post_texts_keep_configuration_order_across_kinds(tmp_path: Path) -> Non
     ]
 
 
+@pytest.mark.subprocess
 def test_post_tool_use_captures_the_updated_mcp_output(tmp_path: Path) -> None:
     """SPEC: HOOK-POST-1"""
     commands = [
@@ -938,6 +1011,7 @@ def test_post_tool_use_captures_the_updated_mcp_output(tmp_path: Path) -> None:
     assert result.texts == []
 
 
+@pytest.mark.subprocess
 def test_post_tool_use_failure_feedback_and_context(tmp_path: Path) -> None:
     """SPEC: HOOK-FAILURE-1, HOOK-CONTEXT-1, HOOK-EXIT-1"""
     commands = [
@@ -954,6 +1028,7 @@ def test_post_tool_use_failure_feedback_and_context(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.subprocess
 def test_hooks_of_one_event_only_run_for_that_event(tmp_path: Path) -> None:
     """SPEC: HOOK-CONFIG-1, HOOK-FAILURE-1"""
     session = make_session(
@@ -973,6 +1048,7 @@ def test_hooks_of_one_event_only_run_for_that_event(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- continue: false
 
 
+@pytest.mark.subprocess
 def test_continue_false_blocks_a_pre_tool_use_whatever_it_decided(tmp_path: Path) -> None:
     """SPEC: HOOK-CONTINUE-1, HOOK-BLOCK-1"""
     stop = {
@@ -988,6 +1064,7 @@ def test_continue_false_blocks_a_pre_tool_use_whatever_it_decided(tmp_path: Path
     assert "not shown" not in (result.block_reason or "")
 
 
+@pytest.mark.subprocess
 def test_continue_false_without_a_stop_reason(tmp_path: Path) -> None:
     """SPEC: HOOK-CONTINUE-1"""
     result = pre_with(tmp_path, sh_json({"continue": False}), sh_json({"continue": True}))
@@ -995,12 +1072,14 @@ def test_continue_false_without_a_stop_reason(tmp_path: Path) -> None:
     assert (result.prevent_continuation, result.stop_reason) == (True, None)
 
 
+@pytest.mark.subprocess
 def test_continue_true_or_absent_changes_nothing(tmp_path: Path) -> None:
     """SPEC: HOOK-CONTINUE-1"""
     result = pre_with(tmp_path, sh_json({"continue": True}), sh_json({"continue": 0}))
     assert (result.decision, result.prevent_continuation, result.stop_reason) == (None, False, None)
 
 
+@pytest.mark.subprocess
 def test_continue_false_on_post_events_leaves_the_result(tmp_path: Path) -> None:
     """SPEC: HOOK-CONTINUE-1"""
     stop = {"continue": False, "stopReason": "enough", **specific(POST, additionalContext="ctx")}
@@ -1013,6 +1092,7 @@ def test_continue_false_on_post_events_leaves_the_result(tmp_path: Path) -> None
 # --------------------------------------------------------------------------- events
 
 
+@pytest.mark.subprocess
 def test_hook_events_come_in_configuration_order_after_all_ended(tmp_path: Path) -> None:
     """SPEC: HOOK-EVENT-1, HOOK-PARALLEL-1
 

@@ -419,6 +419,7 @@ def script(name: str, *args: str) -> str:
     return " ".join([sys.executable, str(FIXTURES / name), *args])
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("matcher", "runs"),
     [
@@ -437,6 +438,7 @@ def test_hook_matchers_see_the_pool_name(begin: Begin, matcher: str, runs: bool)
     assert answer["outcome"]["stage"] == ("pre_hook" if runs else "done")
 
 
+@pytest.mark.subprocess
 def test_hook_input_names_the_mcp_tool(begin: Begin, tmp_path: Path) -> None:
     """SPEC: HOOK-INPUT-1, REG-MCP-1"""
     record = tmp_path / "input.json"
@@ -446,6 +448,7 @@ def test_hook_input_names_the_mcp_tool(begin: Begin, tmp_path: Path) -> None:
     assert (seen["tool_name"], seen["tool_input"]) == (ECHO, {"text": "hey"})
 
 
+@pytest.mark.subprocess
 def test_post_hook_replaces_mcp_output(begin: Begin) -> None:
     """SPEC: HOOK-POST-1, REG-MCP-1"""
     output = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": "new"}}

@@ -3,12 +3,13 @@
 Notebooks are made inline. The read record comes from a Read of the notebook
 (NB-STATE-1; a text Read records the same full text until notebook reads
 land) or, for files a notebook Read would refuse, from a Write (WRITE-READ-1:
-a Write's record counts as a read).
+a Write's record counts as a read). Staleness, the file history and the
+record after an edit, which NotebookEdit shares with Write and Edit, are
+tested once for the three in ``test_write_family.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -30,7 +31,6 @@ from refsupport import (
     file_facts,
     modify_externally,
     record_of,
-    touch_forward,
     with_hook_after_validate,
 )
 
@@ -45,10 +45,6 @@ from reference.tools.notebook_edit import NOTEBOOK_EDIT_TOOL, NotebookEditInput
 from reference.tools.read.tool import READ_TOOL
 
 NOT_READ_YET = "File has not been read yet. Read it first before writing to it."
-MODIFIED_SINCE_READ = (
-    "File has been modified since read, either by the user or by a linter. "
-    "Read it again before attempting to write it."
-)
 NEW_ID = re.compile(r"[0-9a-z]{11}")
 
 
@@ -596,26 +592,6 @@ def test_a_write_record_counts_as_a_read(tmp_path: Path, call: Call) -> None:
     assert_done(edit(call, path, cell_id="c1", new_source="z"))
 
 
-def test_a_notebook_changed_since_read_is_refused_with_code_9(
-    nb: Path, call: Call, unchanged: Unchanged
-) -> None:
-    """SPEC: NBEDIT-VALIDATE-1, STATE-STALE-1"""
-    changed = sample()
-    changed["cells"][2]["source"] = "x = 'by the user'"
-    modify_externally(nb, serialized(changed))
-    with unchanged():
-        response = edit(call, nb, cell_id="c2", new_source="y")
-    assert_refused(response, stage="validate", code=9, name="FileModifiedSinceReadError")
-    assert error_text(response) == MODIFIED_SINCE_READ
-
-
-def test_a_touched_but_identical_notebook_is_refused(nb: Path, call: Call) -> None:
-    """SPEC: NBEDIT-VALIDATE-1, STATE-STALE-1"""
-    touch_forward(nb)
-    response = edit(call, nb, cell_id="c2", new_source="y")
-    assert_refused(response, stage="validate", code=9, name="FileModifiedSinceReadError")
-
-
 @pytest.mark.parametrize(
     "data",
     [
@@ -841,16 +817,6 @@ def test_a_utf8_bom_notebook_is_read_and_written_as_plain_utf8(tmp_path: Path, c
     assert path.read_bytes().startswith(b"{\n")
 
 
-def test_the_old_bytes_are_backed_up_in_the_file_history(
-    nb: Path, session_dir: Path, call: Call
-) -> None:
-    """SPEC: NBEDIT-WRITE-1, HIST-1"""
-    original = nb.read_bytes()
-    assert_done(edit(call, nb, cell_id="c2", new_source="y"))
-    backup = session_dir / "file-history" / hashlib.sha256(original).hexdigest()
-    assert backup.read_bytes() == original
-
-
 def test_the_file_mode_is_kept(nb: Path, call: Call) -> None:
     """SPEC: NBEDIT-WRITE-1, WRITE-ATOMIC-1"""
     nb.chmod(0o640)
@@ -875,33 +841,6 @@ def test_no_temporary_file_is_left_behind(nb: Path, tmp_path: Path, call: Call) 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb"]
 
 
-def test_a_change_between_validate_and_call_is_not_overwritten(
-    tmp_path: Path, ctx: ToolUseContext, use: Use
-) -> None:
-    """SPEC: NBEDIT-WRITE-1, STATE-STALE-2, STATE-UPDATE-2, ERR-CODE-2"""
-    path = put(tmp_path / "nb.ipynb", sample())
-    use(READ_TOOL, file_path=str(path))
-    before = ctx.session.read_state.get(str(path))
-    external: list[FileFacts] = []
-
-    def change_it() -> None:
-        changed = sample()
-        changed["cells"][2]["source"] = "x = 'theirs'"
-        modify_externally(path, serialized(changed))
-        external.append(file_facts(path))
-
-    racing = with_hook_after_validate(NOTEBOOK_EDIT_TOOL, change_it)
-    outcome = use(racing, notebook_path=str(path), cell_id="c2", new_source="mine")
-    assert (outcome.stage, outcome.error_code, outcome.error_name, outcome.is_error) == (
-        "call",
-        None,
-        "FileUnexpectedlyModifiedError",
-        True,
-    )
-    assert external == [file_facts(path)]
-    assert ctx.session.read_state.get(str(path)) is before
-
-
 def test_a_change_inside_call_after_the_backup_is_caught_by_the_second_check(
     tmp_path: Path, ctx: ToolUseContext, use: Use, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -923,16 +862,6 @@ def test_a_change_inside_call_after_the_backup_is_caught_by_the_second_check(
     assert external == [file_facts(path)]
 
 
-def test_a_touch_between_validate_and_call_does_not_stop_the_edit(tmp_path: Path, use: Use) -> None:
-    """SPEC: NBEDIT-WRITE-1, STATE-STALE-2"""
-    path = put(tmp_path / "nb.ipynb", sample())
-    use(READ_TOOL, file_path=str(path))
-    touched = with_hook_after_validate(NOTEBOOK_EDIT_TOOL, lambda: touch_forward(path))
-    outcome = use(touched, notebook_path=str(path), cell_id="c2", new_source="mine")
-    assert outcome.stage == "done"
-    assert on_disk(path)["cells"][2]["source"] == "mine"
-
-
 def test_a_notebook_removed_between_validate_and_call_is_not_recreated(
     tmp_path: Path, use: Use
 ) -> None:
@@ -946,25 +875,6 @@ def test_a_notebook_removed_between_validate_and_call_is_not_recreated(
 
 
 # --- the record and the notification ----------------------------------------------------
-
-
-def test_the_record_is_replaced_with_the_written_text(nb: Path, engine: Engine, call: Call) -> None:
-    """SPEC: NBEDIT-STATE-1, STATE-UPDATE-1"""
-    assert_done(edit(call, nb, cell_id="c2", new_source="y"))
-    record = record_of(engine, nb)
-    assert record is not None
-    st = nb.stat()
-    assert (record.text, record.mtime_ns, record.size) == (
-        nb.read_text(),
-        st.st_mtime_ns,
-        st.st_size,
-    )
-    assert (record.offset, record.limit, record.partial, record.source) == (
-        None,
-        None,
-        False,
-        "edit",
-    )
 
 
 def test_edits_chain_without_a_new_read(nb: Path, call: Call) -> None:

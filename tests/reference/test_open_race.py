@@ -87,6 +87,7 @@ def _call(engine: Any, n: int, name: str, **tool_input: Any) -> dict[str, Any]:
     return response
 
 
+@pytest.mark.subprocess
 def test_reads_through_a_flipping_link_never_return_the_secret(
     tmp_path: Path, begin: Begin
 ) -> None:
@@ -109,6 +110,7 @@ def test_reads_through_a_flipping_link_never_return_the_secret(
     assert (tmp_path / "secret" / "k").read_text() == "s3cret\n"
 
 
+@pytest.mark.subprocess
 def test_writes_through_a_flipping_directory_link_never_land_in_the_denied_one(
     tmp_path: Path, begin: Begin
 ) -> None:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from refsupport import Call
@@ -223,6 +224,7 @@ def test_a_patch_over_the_budget_is_one_change_and_still_correct() -> None:
     assert (hunks[0]["oldLines"], hunks[0]["newLines"]) == (2_000, 2_000)
 
 
+@pytest.mark.subprocess
 def test_repetitive_patches_answer_in_bounded_time() -> None:
     """SPEC: PATCH-2"""
     # a hang check: the bound is generous, the first case took 249 s before

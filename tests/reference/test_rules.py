@@ -247,6 +247,66 @@ def test_resolve_path_falls_back_for_a_name_with_a_nul() -> None:
         resolve_path("/tmp/a\x00b")
 
 
+LONE = "\ud800"
+"""A lone surrogate: no file system name can hold it (surrogateescape maps only U+DC80-U+DCFF)."""
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "{t}/real/" + LONE,
+        "{t}/link/" + LONE + "/../sub/f.txt",
+        "{t}/link/a" + LONE + "b/c/../../../chain/sub",
+        "{t}/dangling/" + LONE,
+        "{t}/chain/sub/f.txt/" + LONE + "/.",
+        "//" + LONE + "//x/",
+        LONE + "/../link/sub",
+    ],
+)
+def test_an_unnameable_path_resolves_as_a_missing_one_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str
+) -> None:
+    """SPEC: PERM-PATH-5, PERM-PATH-3
+
+    The oracle: ``realpath`` of the same path with the surrogate replaced by
+    a name that exists nowhere.
+    """
+    _link_tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    path = written.replace("{t}", str(tmp_path))
+    with pytest.raises(UnicodeEncodeError):
+        os.path.realpath(path)
+    expected = os.path.realpath(path.replace(LONE, "\x01")).replace("\x01", LONE)
+    assert resolve_path(path) == expected
+
+
+def test_a_read_deny_rule_judges_a_bash_command_with_a_lone_surrogate(
+    tmp_path: Path, begin: Begin, call: Call
+) -> None:
+    """SPEC: PERM-PATH-5, BASH-PERM-1
+
+    Each call is answered by the pipeline (no engine fault); a path that
+    reaches the denied directory through a link and a ``..`` past the
+    unnameable name is still denied.
+    """
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "k").write_text("s3cret\n")
+    (tmp_path / "link").symlink_to(tmp_path / "secret")
+    begin(settings={"userSettings": {"permissions": {"deny": ["Read(/secret/**)"]}}}, prompt="deny")
+    denied = call("Bash", command=f"cat link/{LONE}/../k")
+    assert denied["outcome"]["stage"] == "permission", denied
+    assert denied["outcome"]["error_name"] == "PermissionDeniedError"
+    for command in (
+        f"cat /secret/{LONE}x",
+        f"ls -R {LONE}",
+        f"grep -r a {LONE}/..",
+        f"cat < {LONE}",
+    ):
+        answer = call("Bash", command=command)
+        assert answer["outcome"]["stage"] in ("permission", "call", "done"), answer
+        assert "s3cret" not in str(answer["tool_result"]["content"])
+
+
 def test_path_forms_resolve_once_and_only_when_needed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

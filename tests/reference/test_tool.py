@@ -71,6 +71,7 @@ def test_lookup_lives_beside_tool_and_the_registry_re_exports_it() -> None:
     assert find_tool([tool], "Old") is tool
 
 
+@pytest.mark.subprocess
 def test_the_pipeline_imports_no_tool() -> None:
     """Reference-defined: SPEC section 1, the dispatcher has no per-tool special case."""
     probe = (

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from mypy import api
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,6 +78,7 @@ def _statement_start(snippet: str, line: int) -> int:
     return line
 
 
+@pytest.mark.slow
 def test_mypy_rejects_each_fault_of_a_tool_definition_and_accepts_a_good_one(
     tmp_path: Path,
 ) -> None:

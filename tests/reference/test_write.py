@@ -1,8 +1,12 @@
-"""Write (SPEC.md section 13) through the protocol engine, on a real disk."""
+"""Write (SPEC.md section 13) through the protocol engine, on a real disk.
+
+Staleness, the file history and the record after a write, which Write shares
+with Edit and NotebookEdit, are tested once for the three in
+``test_write_family.py``.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
@@ -24,22 +28,16 @@ from refsupport import (
     modify_externally,
     record_of,
     run_bounded,
-    touch_forward,
     with_hook_after_validate,
 )
 
 from reference import fileio, history
 from reference.engine import Engine
 from reference.observer import Change
-from reference.tool import ToolUseContext
 from reference.tools.read.tool import READ_TOOL
 from reference.tools.write import WRITE_TOOL
 
 NOT_READ_YET = "File has not been read yet. Read it first before writing to it."
-MODIFIED_SINCE_READ = (
-    "File has been modified since read, either by the user or by a linter. "
-    "Read it again before attempting to write it."
-)
 
 
 class Recorder:
@@ -149,80 +147,6 @@ def test_record_made_by_an_edit_counts_as_a_read(tmp_path: Path, call: Call) -> 
 
 
 # --- staleness ------------------------------------------------------------------------
-
-
-def test_file_modified_since_read_is_refused_with_code_3(
-    tmp_path: Path, call: Call, unchanged: Unchanged
-) -> None:
-    """SPEC: STATE-STALE-1, STATE-STALE-2, WRITE-VALIDATE-1"""
-    path = tmp_path / "a.txt"
-    path.write_bytes(b"mine\n")
-    call("Read", file_path=str(path))
-    modify_externally(path, b"theirs\n")
-    with unchanged():
-        response = call("Write", file_path=str(path), content="new\n")
-    assert_refused(response, stage="validate", code=3, name="FileModifiedSinceReadError")
-    assert content(response) == f"<tool_use_error>{MODIFIED_SINCE_READ}</tool_use_error>"
-    assert path.read_bytes() == b"theirs\n"
-
-
-def test_file_restored_with_an_older_mtime_is_not_stale(tmp_path: Path, call: Call) -> None:
-    """SPEC: STATE-STALE-1"""
-    path = tmp_path / "a.txt"
-    path.write_bytes(b"mine\n")
-    call("Read", file_path=str(path))
-    modify_externally(path, b"older\n", shift_ns=-10_000_000_000)
-    assert_done(call("Write", file_path=str(path), content="new\n"))
-    assert path.read_bytes() == b"new\n"
-
-
-def test_touched_file_with_identical_text_is_refused_before_the_call(
-    tmp_path: Path, call: Call, unchanged: Unchanged
-) -> None:
-    """SPEC: STATE-STALE-1, STATE-STALE-2"""
-    path = tmp_path / "a.txt"
-    path.write_bytes(b"same\n")
-    call("Read", file_path=str(path))
-    touch_forward(path)
-    with unchanged():
-        response = call("Write", file_path=str(path), content="new\n")
-    assert_refused(response, stage="validate", code=3, name="FileModifiedSinceReadError")
-
-
-def test_file_changed_between_validate_and_call_is_not_overwritten(
-    tmp_path: Path, ctx: ToolUseContext, use: Use
-) -> None:
-    """SPEC: STATE-STALE-2, WRITE-SEQ-1, STATE-UPDATE-2, ERR-CODE-2"""
-    path = tmp_path / "a.txt"
-    path.write_bytes(b"mine\n")
-    assert use(READ_TOOL, file_path=str(path)).stage == "done"
-    before = ctx.session.read_state.get(str(path))
-    external: list[FileFacts] = []
-
-    def change_it() -> None:
-        modify_externally(path, b"theirs\n")
-        external.append(file_facts(path))
-
-    outcome = use(with_hook_after_validate(WRITE_TOOL, change_it), file_path=str(path), content="x")
-    assert (outcome.stage, outcome.error_code, outcome.error_name) == (
-        "call",
-        None,
-        "FileUnexpectedlyModifiedError",
-    )
-    assert outcome.is_error is True
-    assert path.read_bytes() == b"theirs\n"
-    assert external == [file_facts(path)]  # bytes, mtime_ns and mode as the other writer left them
-    assert ctx.session.read_state.get(str(path)) is before
-
-
-def test_touch_between_validate_and_call_does_not_stop_the_write(tmp_path: Path, use: Use) -> None:
-    """SPEC: STATE-STALE-2, STATE-STALE-1"""
-    path = tmp_path / "a.txt"
-    path.write_bytes(b"same\n")
-    use(READ_TOOL, file_path=str(path))
-    touched = with_hook_after_validate(WRITE_TOOL, lambda: touch_forward(path))
-    assert use(touched, file_path=str(path), content="new\n").stage == "done"
-    assert path.read_bytes() == b"new\n"
 
 
 def test_file_created_between_validate_and_call_is_not_overwritten(
@@ -408,44 +332,6 @@ def test_call_runs_mkdir_backup_then_stat_read_write(
     assert log[0] == "makedirs"
     backup_at, write_at = log.index("backup"), log.index("atomic_write")
     assert log[backup_at + 1 : write_at + 1] == ["stat", "read_bytes", "atomic_write"]
-
-
-def test_old_bytes_are_backed_up_in_the_file_history(
-    tmp_path: Path, session_dir: Path, call: Call
-) -> None:
-    """SPEC: HIST-1, WRITE-SEQ-1"""
-    path = tmp_path / "a.txt"
-    path.write_bytes(b"version one\n")
-    assert_done(read_then_write(call, path, "version two\n"))
-    backup = session_dir / "file-history" / hashlib.sha256(b"version one\n").hexdigest()
-    assert backup.read_bytes() == b"version one\n"
-
-
-def test_creating_a_file_backs_nothing_up(tmp_path: Path, session_dir: Path, call: Call) -> None:
-    """SPEC: HIST-1"""
-    assert_done(call("Write", file_path=str(tmp_path / "new.txt"), content="x"))
-    history_dir = session_dir / "file-history"
-    assert not history_dir.exists() or not any(history_dir.iterdir())
-
-
-def test_record_after_write_holds_the_content_and_the_real_mtime(
-    tmp_path: Path, engine: Engine, call: Call
-) -> None:
-    """SPEC: WRITE-STATE-1, STATE-UPDATE-1, STATE-RECORD-1"""
-    path = tmp_path / "a.txt"
-    path.write_bytes(b"old\r\n")
-    call("Read", file_path=str(path))
-    assert_done(call("Write", file_path=str(path), content="new\n"))
-    record = record_of(engine, path)
-    st = path.stat()
-    assert record is not None
-    assert (record.text, record.mtime_ns, record.size) == ("new\n", st.st_mtime_ns, st.st_size)
-    assert (record.offset, record.limit, record.partial, record.source) == (
-        None,
-        None,
-        False,
-        "write",
-    )
 
 
 def test_read_right_after_write_returns_the_content(tmp_path: Path, call: Call) -> None:

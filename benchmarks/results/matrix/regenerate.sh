@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the compatibility matrix: each peer through the suite, one run at a
-# time (the machine is shared), then `toolconf matrix` over the reports.
+# Regenerates the compatibility matrix and the behaviour table: each peer through the suite,
+# one run at a time (the machine is shared), then `toolconf matrix` over the reports, which
+# writes matrix.md, matrix.html and the README's behaviour block.
 #   bash benchmarks/results/matrix/regenerate.sh            # every run, then the matrix
 #   bash benchmarks/results/matrix/regenerate.sh --matrix   # the matrix from the committed reports
 # Peers come from the npm registry into ~/.cache/toolconf (python -m conformance.mcp install).
@@ -25,10 +26,21 @@ if [ "${1:-}" != "--matrix" ]; then
   run mcp-claude-code-2.1.88 mcp:claude-code-2.1.88
   run mcp-claude-code-2.1.332 mcp:claude-code-2.1.332
 fi
-reports=("$out"/reference.jsonl "$out"/mcp-toolconf.jsonl "$out"/mcp-filesystem.jsonl
+# One column per report (the reports of one implementation and version are merged into one
+# column). Adding a column is adding a report: an agent's whole-suite run saved as
+# $out/agent-NAME.jsonl is picked up below at the next regeneration.
+reports=("$out"/reference.jsonl "$out"/mcp-toolconf.jsonl "$out"/mcp-toolconf-behaviours-rerun.jsonl
+  "$out"/mcp-filesystem.jsonl
   "$out"/mcp-claude-code-2.1.88.jsonl "$out"/mcp-claude-code-2.1.332.jsonl)
-# Claude Code through its CLI: the fidelity runs (benchmarks/results/fidelity/README.md)
-reports+=("$fidelity/claude-code-2.1.88.jsonl" "$fidelity/claude-code-2.1.332.jsonl")
-python -m conformance matrix "${reports[@]}" --output-dir "$out" \
+# Claude Code through its CLI: the fidelity runs (benchmarks/results/fidelity/README.md); the
+# 2.1.332 column takes the reruns of scenarios its run predates (the -rerun files)
+reports+=("$fidelity/claude-code-2.1.88.jsonl" "$fidelity/claude-code-2.1.332.jsonl"
+  "$fidelity/claude-code-2.1.332-staleness-rerun.jsonl"
+  "$fidelity/claude-code-2.1.332-behaviours-rerun.jsonl")
+shopt -s nullglob
+reports+=("$out"/agent-*.jsonl)
+# The pages, and the behaviour table the README opens its comparison with
+python -m conformance matrix "${reports[@]}" --report "markdown=$out/matrix.md" \
+  --report "html=$out/matrix.html" --readme README.md \
   --date "$(head -1 "$out/reference.jsonl" | python -c 'import json,sys; print(json.load(sys.stdin)["started"][:10])')" \
   --regenerate "bash benchmarks/results/matrix/regenerate.sh --matrix"

@@ -42,6 +42,13 @@ only by scenarios citing none of its IDs is reported as "killed, but not by
 its own IDs" and fails the command like a survivor: its declared IDs have no
 scenario that catches the fault, which is a hole in the scenarios.
 
+The **behaviour** column says whether an own killer failed the mutant on
+what it did (a behaviour mismatch, or the implementation breaking), not
+only on identity or rendering (PROTO-LEVEL-1). A "no" there is not a
+failure of the command, but it shows a rule whose scenarios always meet a
+second rule that refuses too: give the rule a scenario where nothing else
+decides.
+
 Exit status: 0 every mutant killed by its own IDs; 1 a survivor, a mutant
 killed only by other IDs, a mutant or control that could not run, or a
 failing control; 2 bad usage (an unknown ``--only`` name).
@@ -84,7 +91,7 @@ __all__ = [
     "targets",
 ]
 
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_OK, EXIT_FAILED, EXIT_NOTHING = 0, 1, 5
 RUN_TIMEOUT: Final = 600.0
 """Seconds one whole suite run may take before the mutant counts as not run."""
 KILLING_OUTCOMES: Final = frozenset({"fail", "error", "crash", "timeout"})
@@ -141,6 +148,20 @@ class MutantVerdict:
         object.__setattr__(self, "own", own)
 
     @property
+    def by_behaviour(self) -> bool:
+        """Whether one of its own killers failed it on what it did (PROTO-LEVEL-1).
+
+        A behaviour mismatch, or the implementation breaking (an error, a
+        crash, a timeout); a mutant killed only on identity or rendering
+        changed no behaviour verdict, so its rule is shown together with
+        another that decides the same scenarios.
+        """
+        return any(
+            k.outcome != "fail" or any(level == "behaviour" for _, level, _ in k.signature)
+            for k in self.own
+        )
+
+    @property
     def status(self) -> str:
         if self.error:
             return "NOT RUN"
@@ -167,7 +188,7 @@ def run_suite(impl: str, *, timeout: float = RUN_TIMEOUT, profile: str = "docume
     with tempfile.TemporaryDirectory(prefix="toolconf-mutant-") as tmp:
         report = Path(tmp, "report.jsonl")
         argv = [sys.executable, "-m", "conformance", "run", "--impl", impl, "--no-progress"]
-        argv += ["--report", "jsonl", "--output", str(report), "--profile", profile]
+        argv += ["--report", f"jsonl={report}", "--profile", profile]
         path = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
         try:
             done = subprocess.run(
@@ -358,16 +379,25 @@ def _table(rows: Sequence[Sequence[str]]) -> str:
     )
 
 
-_HEADER: Final = ("mutant", "result", "decided in", "failed", "own IDs", "killed by (first few)")
+_HEADER: Final = (
+    "mutant",
+    "result",
+    "decided in",
+    "failed",
+    "own IDs",
+    "behaviour",
+    "killed by (first few)",
+)
 
 
-def _row(verdict: MutantVerdict) -> tuple[str, str, str, str, str, str]:
+def _row(verdict: MutantVerdict) -> tuple[str, str, str, str, str, str, str]:
     return (
         verdict.mutant.name,
         f"NOT RUN: {verdict.error}" if verdict.error else verdict.status,
         f"{verdict.stage} run",
         f"{len(verdict.killers)} of {verdict.scenarios}",
         "yes" if verdict.own else "no",
+        "yes" if verdict.by_behaviour else "no",
         ", ".join(verdict.examples()) or "-",
     )
 
@@ -383,22 +413,25 @@ def _markdown(
     out.write("# Mutants\n\n")
     out.write(
         f"Mode: {_mode_text(args)}.\n\n"
-        f"{good} of {len(verdicts)} mutants killed by a scenario citing their own SPEC IDs; "
+        f"{good} of {len(verdicts)} mutants killed by a scenario citing their own SPEC IDs, "
+        f"{sum(v.by_behaviour for v in verdicts)} of them at the behaviour level; "
         f"control (unmutated reference): {control}; "
         f"wall time {seconds:.1f} s with {args.jobs} job(s).\n\n"
     )
     out.write(
-        "| mutant | breaks | result | decided in | failed | killed by (first few) | fault |\n"
+        "| mutant | breaks | result | decided in | failed | behaviour | killed by (first few)"
+        " | fault |\n"
     )
-    out.write("|---|---|---|---|---:|---|---|\n")
+    out.write("|---|---|---|---|---:|---|---|---|\n")
     for v in verdicts:
-        name, result, stage, failed, _, _ = _row(v)
+        name, result, stage, failed, _, behaviour, _ = _row(v)
         cells = [
             f"`{name}`",
             ", ".join(v.mutant.breaks),
             result,
             stage,
             failed,
+            behaviour,
             ", ".join(f"`{k}`" for k in v.examples()) or "-",
             f"{v.mutant.description} ({v.mutant.scope})",
         ]
@@ -436,6 +469,11 @@ def _list(mutants: Sequence[Mutant]) -> int:
 def run_mutants(args: argparse.Namespace) -> int:
     """The ``mutants`` command (arguments as ``conformance.cli`` defines them)."""
     chosen = [get_mutant(name) for name in args.only] if args.only else list(MUTANTS.values())
+    if getattr(args, "spec_ids", None):
+        chosen = [m for m in chosen if cites(m.breaks, args.spec_ids)]
+        if not chosen:
+            print(f"toolconf mutants: no mutant breaks {', '.join(args.spec_ids)}", file=sys.stderr)
+            return EXIT_NOTHING
     if args.list:
         return _list(chosen)
     expected = load_expected_failures(args.expected_failures) if args.expected_failures else {}
@@ -450,14 +488,15 @@ def run_mutants(args: argparse.Namespace) -> int:
     print(f"\ncontrol (unmutated reference): {control_text}")
     for k in control.failed:
         print(f"  {k.outcome} {k.id}" + (" (expected)" if k.id in expected else ""))
-    if args.report:
-        with open(args.output or "toolconf-mutants.md", "w", encoding="utf-8") as out:
+    if getattr(args, "report_path", None):
+        with open(args.report_path, "w", encoding="utf-8") as out:
             _markdown(control_text, verdicts, seconds, args, out)
     good = sum(v.ok for v in verdicts)
     control_ok = not control.error and not _unexpected(control, expected)
     verdict = "OK" if control_ok and good == len(verdicts) else "FAILED"
     print(
         f"\n{verdict}: {good} of {len(verdicts)} mutants killed by their own SPEC IDs"
+        f" ({sum(v.by_behaviour for v in verdicts)} at the behaviour level)"
         f"{'' if control_ok else '; the control is not passing'} ({seconds:.1f} s)"
     )
     return EXIT_OK if verdict == "OK" else EXIT_FAILED

@@ -11,6 +11,7 @@ weaken the mutant.
 from __future__ import annotations
 
 import os
+import sys
 
 from conformance.instruments.mutants.base import process_patch, rebind, set_global
 from reference import dispatch, errors, fileio, filestate, history, paths, text, tokens
@@ -347,6 +348,15 @@ def _default_limit_off_by_one() -> None:
 )
 def _size_gate_off_by_one() -> None:
     set_global(read, "MAX_WHOLE_FILE_BYTES", read.MAX_WHOLE_FILE_BYTES - 1)
+
+
+@process_patch(
+    "default-limit-off",
+    "Read without a limit shows the whole file, not its first 2000 lines",
+    breaks=("READ-RANGE-2",),
+)
+def _default_limit_off() -> None:
+    set_global(read, "DEFAULT_LIMIT", sys.maxsize)
 
 
 @process_patch(

@@ -17,7 +17,7 @@ from conformance.instruments.properties import strategies as s
 from conformance.instruments.properties.driver import DriverSession, Implementation, Result
 from conformance.instruments.properties.oracle import is_crlf, normalize_quotes, restore_quotes
 
-pytestmark = pytest.mark.requires("read", "edit")
+pytestmark = [pytest.mark.requires("read", "edit"), pytest.mark.slow]
 
 NAME = "f.txt"
 

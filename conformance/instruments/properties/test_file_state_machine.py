@@ -44,7 +44,7 @@ from conformance.instruments.properties.oracle import (
 )
 from conformance.run.sandbox import MIN_MTIME_STEP_NS
 
-pytestmark = pytest.mark.requires("read", "write", "edit")
+pytestmark = [pytest.mark.requires("read", "write", "edit"), pytest.mark.slow]
 
 UNEXPECTEDLY_MODIFIED: Final = ("call", None, "FileUnexpectedlyModifiedError")
 

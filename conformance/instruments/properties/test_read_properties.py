@@ -46,6 +46,7 @@ def test_read_lines_parse_back_to_the_file_lines(implementation: Implementation,
         assert shown == line, f"row {number} shows {shown!r}, the file has {line!r}"
 
 
+@pytest.mark.slow
 @pytest.mark.requires("write")
 @given(offset=st.integers(2, 10_000))
 def test_empty_file_read_with_any_offset_is_a_full_read(

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from conformance.instruments.properties import strategies as s
 from conformance.instruments.properties.driver import Implementation
 
-pytestmark = pytest.mark.requires("read", "write")
+pytestmark = [pytest.mark.requires("read", "write"), pytest.mark.slow]
 
 
 @given(

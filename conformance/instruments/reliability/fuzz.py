@@ -47,6 +47,9 @@ class FuzzFigures:
     extra_answers: int = 0
     bad_answers: int = 0
     """Answers that are not one JSON object in valid UTF-8."""
+    internal_answers: int = 0
+    """``kind: "internal"`` answers: the implementation's own fault, where hostile input
+    must get a coded error (PROTO-INTERNAL-1, PROTO-BAD-1)."""
     by_family: dict[str, int] = field(default_factory=dict)
     failed_families: dict[str, int] = field(default_factory=dict)
     session_works_after: bool = False
@@ -56,9 +59,9 @@ class FuzzFigures:
 
     @property
     def ok(self) -> bool:
-        """No crash, hang, wrong answer; the session still works."""
+        """No crash, hang, wrong or internal answer; the session still works."""
         bad = self.crashes or self.hangs or self.wrong_seq or self.extra_answers
-        return not (bad or self.bad_answers) and self.session_works_after
+        return not (bad or self.bad_answers or self.internal_answers) and self.session_works_after
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +309,7 @@ def run_fuzz(
             figures.max_line_bytes = max(figures.max_line_bytes, len(line.data))
             problem = _one(adapter, line, line_timeout, figures)
             if line.resets and not problem:
-                box.begin(adapter, prompt="deny")
+                _begin_checked(adapter, box)
             if problem:
                 figures.failed_families[line.family] = (
                     figures.failed_families.get(line.family, 0) + 1
@@ -334,7 +337,24 @@ def run_fuzz(
 
 def _fresh(adapter: RawAdapter, box: StressSandbox) -> None:
     adapter.restart()
-    box.begin(adapter, prompt="deny")
+    _begin_checked(adapter, box)
+
+
+HOOKED: Final = {
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "*", "hooks": [{"type": "command", "command": "cat >/dev/null"}]}
+        ]
+    }
+}
+"""A PreToolUse hook on every call, so every hostile input also reaches a hook's stdin."""
+
+
+def _begin_checked(adapter: RawAdapter, box: StressSandbox) -> None:
+    """A fresh session, with a hook on every call when the implementation has hooks."""
+    hello = adapter.hello
+    hooked = hello is not None and "hooks" in hello.features
+    box.begin(adapter, prompt="deny", settings=HOOKED if hooked else None)
 
 
 def _one(adapter: RawAdapter, line: Line, timeout: float, figures: FuzzFigures) -> str:
@@ -362,6 +382,10 @@ def _one(adapter: RawAdapter, line: Line, timeout: float, figures: FuzzFigures) 
     if not want_ok:
         figures.wrong_seq += 1
         return f"answer has seq {got!r}, expected {line.seq!r}"
+    error = parsed.get("error")
+    if isinstance(error, dict) and error.get("kind") == "internal":
+        figures.internal_answers += 1
+        return f"internal answer: {str(error.get('message'))[:160]}"
     # An answer without a seq could be one of several (a raw CR splitting the
     # line): a sentinel shows whether more answers come before its own.
     extra = _resync(adapter, timeout) if line.seq is None else len(adapter.drain(0.0))

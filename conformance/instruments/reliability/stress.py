@@ -196,7 +196,8 @@ def _summary(entry: _Class) -> list[str]:
         body = [
             f"  {f['lines']} lines: {f['answered']} answered, {f['crashes']} crashes, "
             f"{f['hangs']} hangs, {f['wrong_seq']} wrong seq, {f['extra_answers']} extra "
-            f"answers, {f['bad_answers']} bad answers; session works after: "
+            f"answers, {f['bad_answers']} bad answers, {f['internal_answers']} internal "
+            f"answers; session works after: "
             f"{'yes' if f['session_works_after'] else 'NO'}",
             f"  failing lines by family: {families or 'none'}",
         ]

@@ -6,6 +6,11 @@ with a byte-order mark transcoded, bad UTF-8 replaced), skips files that
 hold a NUL byte, and matches the pattern translated from Rust's syntax
 (``grep.pattern``) line by line, or over the whole text in multiline mode
 (GREP-MATCH-1).
+
+GREP-TIMEOUT-2: every match it makes, of the pattern, of a ``glob``, of an
+ignore file's line or of a type's globs, gets what is left of one
+``Deadline``, and the search runs ``within`` it, so the answer comes at the
+limit on the wall clock too.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any
 
 from reference import errors
 from reference.abort import AbortSignal
-from reference.deadline import Deadline
+from reference.deadline import Deadline, within
 from reference.gitignore import Chain
 from reference.tools.grep.pattern import compile_pattern
 from reference.tools.grep.search import (
@@ -31,9 +36,21 @@ _UTF16_BOMS = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16
 _CHUNK = 1 << 20
 
 
-def search(request: SearchRequest, abort: AbortSignal) -> list[FileHits]:
-    """Every file with a match, in no particular order, within GREP-TIMEOUT-1's limit."""
-    deadline = Deadline("Grep")
+def search(
+    request: SearchRequest, abort: AbortSignal, deadline: Deadline | None = None
+) -> list[FileHits]:
+    """Every file with a match, in no particular order, within GREP-TIMEOUT-1's limit.
+
+    ``deadline`` (a fresh one by default) bounds the whole search, on the wall
+    clock too (GREP-TIMEOUT-2: ``within`` it).
+    """
+    bound = Deadline("Grep") if deadline is None else deadline
+    return within(bound, lambda: _bounded_search(request, abort, bound))
+
+
+def _bounded_search(
+    request: SearchRequest, abort: AbortSignal, deadline: Deadline
+) -> list[FileHits]:
     try:
         return _search(request, abort, deadline)
     except TimeoutError:  # a regex call ran out of the time it was given
@@ -46,10 +63,10 @@ def _search(request: SearchRequest, abort: AbortSignal, deadline: Deadline) -> l
     # pattern holds \A or \Z (start and end of a line here, of the text there).
     prefilter = not request.multiline and "\\A" not in regex.pattern and "\\Z" not in regex.pattern
     hits: list[FileHits] = []
-    for path in files(request, abort):
+    for path in files(request, abort, deadline):
         deadline.left()  # GREP-TIMEOUT-1: checked between files too
         text = read_text(path)
-        if text is None or (prefilter and regex.search(text, timeout=deadline.left()) is None):
+        if text is None or (prefilter and deadline.search(regex, text) is None):
             continue
         lines = _lines(text)
         starts: int | None = None
@@ -74,13 +91,13 @@ def compile_regex(request: SearchRequest) -> Any:
         raise errors.InvalidPatternError(f"Invalid regex pattern: {exc}") from exc
 
 
-def files(request: SearchRequest, abort: AbortSignal) -> Iterator[str]:
+def files(request: SearchRequest, abort: AbortSignal, deadline: Deadline) -> Iterator[str]:
     """GREP-FILES-1: the file searched alone, or every selected regular file below."""
     if not request.target_is_dir:
         if _is_regular(request.target):  # FILE-PATH-4
             yield request.target
         return
-    selection = Selection.build(request, request.target)
+    selection = Selection.build(request, request.target, deadline)
     chain = selection.ignores.chain_for(request.target)
     yield from _walk(selection, request.target, "", chain, abort)
 
@@ -90,6 +107,7 @@ def _walk(
 ) -> Iterator[str]:
     if abort.is_set():
         raise errors.CallAbortedError("aborted")
+    selection.deadline.left()  # GREP-TIMEOUT-1: checked between directories too
     try:
         with os.scandir(directory) as listing:
             entries = list(listing)
@@ -173,11 +191,10 @@ def line_matches(regex: Any, lines: list[str], deadline: Deadline | None = None)
 
     GREP-TIMEOUT-1: each line's search gets what is left of ``deadline``.
     """
-    search = regex.search
     if deadline is None:
-        return [number for number, line in enumerate(lines, 1) if search(line)]
-    left = deadline.left
-    return [number for number, line in enumerate(lines, 1) if search(line, timeout=left())]
+        return [number for number, line in enumerate(lines, 1) if regex.search(line)]
+    search = deadline.search
+    return [number for number, line in enumerate(lines, 1) if search(regex, line)]
 
 
 def multiline_matches(
@@ -198,7 +215,7 @@ def multiline_matches(
     matched: set[int] = set()
     first = 0
     timeout = None if deadline is None else deadline.left()  # GREP-TIMEOUT-1
-    for match in regex.finditer(text, timeout=timeout):
+    for match in regex.finditer(text, timeout=timeout, concurrent=True):
         start, end = match.span()
         if start > end_of_text:
             return sorted(matched), True  # empty, after the final newline
@@ -217,7 +234,7 @@ def match_start_lines(
     end_of_text = len(text) if not text.endswith("\n") else len(text) - 1
     found: set[int] = set()
     timeout = None if deadline is None else deadline.left()  # GREP-TIMEOUT-1
-    for match in regex.finditer(text, timeout=timeout):
+    for match in regex.finditer(text, timeout=timeout, concurrent=True):
         if match.start() > end_of_text:
             break
         found.add(text.count("\n", 0, match.start()))

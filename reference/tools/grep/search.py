@@ -6,18 +6,21 @@ then the model's globs, the last matching one deciding; a glob that
 whitelists a path skips the ignore files and the type), then
 ``.rgignore``/``.ignore`` files and, inside a git repository only,
 ``.gitignore`` files, with gitignore semantics, then the ``--type`` globs;
-hidden files included. The pure-Python engine walks with it.
+hidden files included. The pure-Python engine walks with it, matching every
+glob and ignore pattern within its search's ``Deadline`` (GREP-TIMEOUT-1).
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-import re
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Any, Final, Literal
+
+import regex
 
 from reference import errors
+from reference.deadline import Deadline
 from reference.gitignore import (
     GITIGNORE,
     GREP_IGNORE_FILES,
@@ -97,15 +100,19 @@ class Selection:
     search_dir: str
     overrides: tuple[IgnorePattern, ...]
     whitelists: int
-    type_regex: re.Pattern[str] | None
+    type_regex: Any  # a ``regex`` pattern, or None without a type
     ignores: IgnoreFiles
+    deadline: Deadline
 
     @classmethod
-    def build(cls, request: SearchRequest, search_dir: str, *, lenient: bool = False) -> Selection:
+    def build(
+        cls, request: SearchRequest, search_dir: str, deadline: Deadline, *, lenient: bool = False
+    ) -> Selection:
         """The selection of a request; raises for a bad glob or an unknown type.
 
-        ``lenient`` (for ``rg``'s results, which rg already filtered) skips a
-        glob or a type this module cannot read instead of raising.
+        Every pattern it holds is matched within ``deadline``. ``lenient``
+        (for ``rg``'s results, which rg already filtered) skips a glob or a
+        type this module cannot read instead of raising.
         """
         overrides = [compile_line(f"!{name}", strict=True) for name in VCS_DIRECTORIES]
         for glob in request.globs:
@@ -116,26 +123,27 @@ class Selection:
             if pattern is not None:
                 overrides.append(pattern)
         try:
-            regex = type_regex(request.file_type)
+            by_type = type_regex(request.file_type)
         except errors.UnknownFileTypeError:
             if not lenient:
                 raise
-            regex = None
+            by_type = None
         names = GREP_IGNORE_FILES if in_git_repository(search_dir) else _WITHOUT_GITIGNORE
         kept = tuple(p for p in overrides if p is not None)
         return cls(
             search_dir=search_dir,
             overrides=kept,
             whitelists=sum(1 for p in kept if not p.negated),
-            type_regex=regex,
-            ignores=IgnoreFiles(names, top=request.top),
+            type_regex=by_type,
+            ignores=IgnoreFiles(names, top=request.top, deadline=deadline),
+            deadline=deadline,
         )
 
     def override(self, rel: str, is_dir: bool) -> IgnoreVerdict:
         """ripgrep's ``--glob``: the last matching glob decides, ``!`` excludes."""
         if not self.overrides:
             return None
-        excluded = last_match(self.overrides, rel, is_dir)
+        excluded = last_match(self.overrides, rel, is_dir, self.deadline)
         if excluded is None:
             return "ignore" if self.whitelists and not is_dir else None
         return "whitelist" if excluded else "ignore"  # a plain glob is a gitignore "exclude"
@@ -147,7 +155,11 @@ class Selection:
             return verdict == "whitelist"  # GREP-FILES-1: a matching glob decides alone
         if self.ignores.is_ignored(chain, path, is_dir):
             return False
-        return is_dir or self.type_regex is None or self.type_regex.match(name) is not None
+        if is_dir or self.type_regex is None:
+            return True
+        # The types' globs are fixed and simple (one repeat each): no timeout needed, as for
+        # the ignore patterns of gitignore.UNTIMED_REPEATS; the limit was checked above.
+        return self.type_regex.match(name) is not None
 
 
 _WITHOUT_GITIGNORE: Final = tuple(name for name in GREP_IGNORE_FILES if name != GITIGNORE)
@@ -165,8 +177,8 @@ def in_git_repository(directory: str) -> bool:
         current = parent
 
 
-def type_regex(name: str | None) -> re.Pattern[str] | None:
-    """The file-name regex of a ripgrep type (``all``: any type); None without a type."""
+def type_regex(name: str | None) -> Any:
+    """The file-name ``regex`` pattern of a ripgrep type (``all``: any type); None without one."""
     if name is None:
         return None
     if name == "all":
@@ -175,4 +187,5 @@ def type_regex(name: str | None) -> re.Pattern[str] | None:
         globs = FILE_TYPES[name]
     else:
         raise unknown_type(name)
-    return re.compile("(?:" + "|".join(glob_regex(g) for g in globs) + r")\Z", re.DOTALL)
+    source = "(?:" + "|".join(glob_regex(g) for g in globs) + r")\Z"
+    return regex.compile(source, regex.DOTALL | regex.VERSION0)

@@ -23,6 +23,7 @@ from pydantic import Field
 
 from reference import errors, fileio, paths
 from reference.abort import AbortSignal
+from reference.deadline import Deadline, within
 from reference.permissions.checks import working_directories_check
 from reference.profiles import Profile
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
@@ -129,13 +130,14 @@ def engine_name() -> Literal["rg", "python"]:
     return "python"
 
 
-def run_search(request: SearchRequest, abort: AbortSignal) -> list[FileHits]:
-    """GREP-ENGINE-1: the selected engine's hits."""
+def run_search(request: SearchRequest, abort: AbortSignal, deadline: Deadline) -> list[FileHits]:
+    """GREP-ENGINE-1: the selected engine's hits (GREP-TIMEOUT-1: the Python one's within
+    ``deadline``; ``rg`` keeps its own limit of the same length)."""
     if engine_name() == "rg":
         rg = rg_engine.executable()
         if rg is not None:
             return rg_engine.search(request, abort, rg)
-    return python_engine.search(request, abort)
+    return python_engine.search(request, abort, deadline)
 
 
 def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
@@ -156,8 +158,9 @@ def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
         wants=_WANTS[inp.output_mode],
     )
     shown = shown_filter(ctx.session)
+    deadline = Deadline(NAME)  # GREP-TIMEOUT-1: one limit for the search and what follows
     try:
-        found = run_search(request, ctx.abort)
+        found = run_search(request, ctx.abort, deadline)
     except errors.UnknownFileTypeError:
         found = []  # GREP-FILES-1: an unknown type finds nothing, as ripgrep's error does
     hits = [hit for hit in found if shown(hit.path)]  # PERM-FILTER-1
@@ -171,7 +174,8 @@ def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
         return ToolResult(_shaped(_files_output(inp, hits, named), shape))
     alone = not request.target_is_dir  # GREP-CONTENT-1, GREP-COUNT-1: no path for a file alone
     if content_mode and alone and not hits:
-        notice = _binary_match(request)  # GREP-FILES-1: a binary file named as path
+        # GREP-FILES-1: a binary file named as path
+        notice = within(deadline, lambda: _binary_match(request, deadline))
         if notice is not None:
             return ToolResult(_output("content", content=notice, numLines=1))
     if content_mode:
@@ -202,10 +206,11 @@ def _shaped(output: dict[str, Any], shape: str) -> dict[str, Any]:
     return out
 
 
-def _binary_match(request: SearchRequest) -> str | None:
+def _binary_match(request: SearchRequest, deadline: Deadline) -> str | None:
     """GREP-FILES-1: ripgrep's notice for a file searched alone that holds NUL and matches.
 
     The NUL bytes count as line ends; None when the file holds none or nothing matches.
+    Each line is searched within ``deadline`` (GREP-TIMEOUT-1).
     """
     try:
         data = fileio.read_bytes(request.target)
@@ -216,7 +221,7 @@ def _binary_match(request: SearchRequest) -> str | None:
         return None
     regex = python_engine.compile_regex(request)
     lines = data.replace(b"\x00", b"\n").decode("utf-8", errors="replace").split("\n")
-    if not any(regex.search(line) for line in lines):
+    if not any(deadline.search(regex, line) for line in lines):
         return None
     return f'binary file matches (found "\\0" byte around offset {offset})'
 
