@@ -136,6 +136,14 @@ class Profile:
     "filenames", "numFiles"}``, ``content`` ``{"mode", "numFiles": 0, "filenames": [],
     "content", "numLines"}``, ``count`` ``{"mode", "numFiles", "filenames": [], "content",
     "numMatches"}``, each followed by ``appliedLimit`` and ``appliedOffset`` when set."""
+    grep_invalid_pattern_errs: bool = True
+    """GREP-ERROR-1: an invalid pattern is an error (else it finds nothing)."""
+    grep_past_end_notice: bool = True
+    """GREP-PAGE-1: an offset past the last entry answers ``No entries at this offset`` (else
+    the mode's text for an empty search, with its pagination where the mode shows it)."""
+    grep_count_totals_alone: bool = True
+    """GREP-COUNT-1: the totals count a file searched alone (its bare ``N``); else they count
+    only the ``PATH:N`` entries, so a file searched alone totals zero."""
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
@@ -183,6 +191,9 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "glob_paths_relative": "GLOB-OUTPUT-1",
         "grep_paths_relative": "GREP-OUTPUT-1",
         "grep_output": "GREP-OUTPUT-1",
+        "grep_invalid_pattern_errs": "GREP-ERROR-1",
+        "grep_past_end_notice": "GREP-PAGE-1",
+        "grep_count_totals_alone": "GREP-COUNT-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -236,6 +247,9 @@ _PROFILES: Final = (
         glob_paths_relative=True,
         grep_paths_relative=True,
         grep_output="release",
+        grep_invalid_pattern_errs=False,
+        grep_past_end_notice=False,
+        grep_count_totals_alone=False,
         hook_texts_in_result=False,
         texts={
             "call_error": "{message}",
@@ -264,9 +278,6 @@ _PROFILES: Final = (
                 "FILE-PATH-2",
                 "FILE-PATH-3",
                 "GLOB-BASE-1",
-                "GREP-COUNT-1",
-                "GREP-ERROR-1",
-                "GREP-PAGE-1",
                 "HOOK-EXIT-1",
                 "HOOK-MATCH-1",
                 "IMG-DECODE-1",

@@ -558,3 +558,46 @@ def _2188_edit_sentence(engine: MutantEngine) -> None:
     texts = dict(engine.live_session.profile.texts)
     texts.pop("edit_done_all", None)
     _play(engine, texts=texts)
+
+
+@session_fault(
+    "2188-plays-documented-grep-edges",
+    "Under claude-code-2.1.88, Grep errs on a bad pattern, notes an offset past the end and "
+    "totals a file searched alone (documented)",
+    breaks=("GREP-ERROR-1", "GREP-PAGE-1", "GREP-COUNT-1"),
+    profile="claude-code-2.1.88",
+)
+def _2188_grep_edges(engine: MutantEngine) -> None:
+    _play(
+        engine,
+        grep_invalid_pattern_errs=True,
+        grep_past_end_notice=True,
+        grep_count_totals_alone=True,
+    )
+
+
+@session_fault(
+    "documented-plays-2188-grep-invalid-pattern",
+    "Under documented, an invalid Grep pattern finds nothing (2.1.88's GREP-ERROR-1)",
+    breaks=("GREP-ERROR-1",),
+)
+def _documented_grep_invalid_pattern(engine: MutantEngine) -> None:
+    _play(engine, grep_invalid_pattern_errs=False)
+
+
+@session_fault(
+    "documented-plays-2188-grep-past-end",
+    "Under documented, an offset past the end answers as an empty search (2.1.88's)",
+    breaks=("GREP-PAGE-1",),
+)
+def _documented_grep_past_end(engine: MutantEngine) -> None:
+    _play(engine, grep_past_end_notice=False)
+
+
+@session_fault(
+    "documented-plays-2188-grep-count-totals",
+    "Under documented, a file searched alone totals zero in count mode (2.1.88's)",
+    breaks=("GREP-COUNT-1",),
+)
+def _documented_grep_count_totals(engine: MutantEngine) -> None:
+    _play(engine, grep_count_totals_alone=False)

@@ -16,6 +16,7 @@ pages them (GREP-FILESMODE-1, GREP-CONTENT-1, GREP-COUNT-1, GREP-PAGE-1).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
@@ -163,6 +164,10 @@ def call(inp: GrepInput, ctx: ToolUseContext) -> ToolResult:
         found = run_search(request, ctx.abort, deadline)
     except errors.UnknownFileTypeError:
         found = []  # GREP-FILES-1: an unknown type finds nothing, as ripgrep's error does
+    except errors.InvalidPatternError:
+        if ctx.session.profile.grep_invalid_pattern_errs:
+            raise  # GREP-ERROR-1
+        found = []  # GREP-ERROR-1 where the profile's release finds nothing instead
     hits = [hit for hit in found if shown(hit.path)]  # PERM-FILTER-1
     relative = ctx.session.profile.grep_paths_relative
 
@@ -310,6 +315,10 @@ def _count_output(
     )
 
 
+_PATH_COUNT: Final = re.compile(r".+:[0-9]+\Z")
+"""GREP-COUNT-1: a count entry that names its file, ``PATH:N``."""
+
+
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
@@ -323,7 +332,7 @@ def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     )
     pagination = ", ".join(parts)
     kept = data["numLines"] if mode == "content" else data["numFiles"]
-    if kept == 0 and offset is not None:
+    if kept == 0 and offset is not None and profile.grep_past_end_notice:
         return NO_ENTRIES  # GREP-PAGE-1: an offset past the end (a Decision)
     if mode == "files_with_matches":
         if kept == 0:
@@ -337,6 +346,10 @@ def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
         return text
     total = data["numMatches"]
     body = data["content"] if kept else NO_MATCHES
+    if not profile.grep_count_totals_alone:  # GREP-COUNT-1: the totals of PATH:N lines only
+        entries = [line for line in data["content"].split("\n") if _PATH_COUNT.match(line)]
+        kept = len(entries)
+        total = sum(int(line.rsplit(":", 1)[1]) for line in entries)
     text = f"{body}\n\nFound {_plural(total, 'total occurrence')} across {_plural(kept, 'file')}."
     return text + (f" with pagination = {pagination}" if pagination else "")
 
