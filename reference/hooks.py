@@ -77,19 +77,25 @@ def handler_timeout(value: object) -> float:
     return float(min(value, MAX_TIMEOUT_S))
 
 
-def matching_handlers(settings: Settings, event: str, tool_name: str) -> list[Handler]:
+def matching_handlers(
+    settings: Settings, event: str, tool_name: str, *, spaced_lists: bool = True
+) -> list[Handler]:
     """The handlers ``event`` runs for ``tool_name``, in configuration order, deduplicated.
 
     HOOK-CONFIG-1: sources in PERM-SOURCE-1 order, then groups, then handlers;
     only ``command`` handlers with a string ``command``; anything malformed is
     skipped. HOOK-DEDUP-1: a command string runs once, with its first timeout.
+    ``spaced_lists``: whether a list matcher may hold spaces and commas (HOOK-MATCH-1).
     """
     return list(
-        settings.memo(("hooks", event, tool_name), lambda: _collect(settings, event, tool_name))
+        settings.memo(
+            ("hooks", event, tool_name, spaced_lists),
+            lambda: _collect(settings, event, tool_name, spaced_lists),
+        )
     )
 
 
-def _collect(settings: Settings, event: str, tool_name: str) -> list[Handler]:
+def _collect(settings: Settings, event: str, tool_name: str, spaced_lists: bool) -> list[Handler]:
     found: list[Handler] = []
     seen: set[str] = set()
     for source in SOURCES:
@@ -101,7 +107,8 @@ def _collect(settings: Settings, event: str, tool_name: str) -> list[Handler]:
         for group in groups:
             if not isinstance(group, Mapping):
                 continue
-            if not matcher_matches(group.get("matcher"), tool_name):  # HOOK-MATCH-1
+            matcher = group.get("matcher")
+            if not matcher_matches(matcher, tool_name, spaced_lists=spaced_lists):  # HOOK-MATCH-1
                 continue
             handlers = group.get("hooks")
             if not isinstance(handlers, list | tuple):
@@ -286,7 +293,9 @@ def run_event(
     ``events``, emitted in configuration order after the last one ended.
     """
     session = ctx.session
-    handlers = matching_handlers(session.settings, event, tool_name)
+    handlers = matching_handlers(
+        session.settings, event, tool_name, spaced_lists=session.profile.hook_spaced_lists
+    )
     if not handlers:
         return []
     where = ctx.cwd

@@ -136,6 +136,9 @@ class Profile:
     "filenames", "numFiles"}``, ``content`` ``{"mode", "numFiles": 0, "filenames": [],
     "content", "numLines"}``, ``count`` ``{"mode", "numFiles", "filenames": [], "content",
     "numMatches"}``, each followed by ``appliedLimit`` and ``appliedOffset`` when set."""
+    hook_spaced_lists: bool = True
+    """HOOK-MATCH-1: a list matcher may hold spaces and commas (else a matcher with either
+    is a regular expression, so ``Read | Write`` matches neither name)."""
     grep_invalid_pattern_errs: bool = True
     """GREP-ERROR-1: an invalid pattern is an error (else it finds nothing)."""
     grep_past_end_notice: bool = True
@@ -191,6 +194,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "glob_paths_relative": "GLOB-OUTPUT-1",
         "grep_paths_relative": "GREP-OUTPUT-1",
         "grep_output": "GREP-OUTPUT-1",
+        "hook_spaced_lists": "HOOK-MATCH-1",
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
         "grep_past_end_notice": "GREP-PAGE-1",
         "grep_count_totals_alone": "GREP-COUNT-1",
@@ -248,6 +252,7 @@ _PROFILES: Final = (
         grep_paths_relative=True,
         grep_output="release",
         grep_invalid_pattern_errs=False,
+        hook_spaced_lists=False,
         grep_past_end_notice=False,
         grep_count_totals_alone=False,
         hook_texts_in_result=False,
@@ -279,7 +284,6 @@ _PROFILES: Final = (
                 "FILE-PATH-3",
                 "GLOB-BASE-1",
                 "HOOK-EXIT-1",
-                "HOOK-MATCH-1",
                 "IMG-DECODE-1",
                 "IMG-DETECT-1",
                 "NBEDIT-RESULT-1",

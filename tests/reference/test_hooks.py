@@ -1108,3 +1108,18 @@ def test_hook_events_come_in_configuration_order_after_all_ended(tmp_path: Path)
         {**fields, "command": first},
         {**fields, "command": second},
     ]
+
+
+@pytest.mark.parametrize(
+    ("matcher", "name", "expected"),
+    [
+        ("Read|Write", "Write", True),
+        ("Read | Write", "Write", False),
+        ("Read,Write", "Write", False),
+        ("Read | Write", "Read | Write", True),
+    ],
+)
+def test_a_profile_without_spaced_lists_reads_spaces_and_commas_as_an_expression(
+    matcher: str, name: str, expected: bool
+) -> None:
+    assert matcher_matches(matcher, name, spaced_lists=False) is expected

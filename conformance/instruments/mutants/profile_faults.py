@@ -601,3 +601,22 @@ def _documented_grep_past_end(engine: MutantEngine) -> None:
 )
 def _documented_grep_count_totals(engine: MutantEngine) -> None:
     _play(engine, grep_count_totals_alone=False)
+
+
+@session_fault(
+    "2188-plays-documented-spaced-matcher",
+    "Under claude-code-2.1.88, a hook list matcher tolerates spaces (documented HOOK-MATCH-1)",
+    breaks=("HOOK-MATCH-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_spaced_matcher(engine: MutantEngine) -> None:
+    _play(engine, hook_spaced_lists=True)
+
+
+@session_fault(
+    "documented-plays-2188-spaced-matcher",
+    "Under documented, a hook list matcher with spaces is a regular expression (2.1.88's)",
+    breaks=("HOOK-MATCH-1",),
+)
+def _documented_spaced_matcher(engine: MutantEngine) -> None:
+    _play(engine, hook_spaced_lists=False)
