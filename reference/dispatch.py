@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from reference import errors, fileio, hooks
 from reference.permissions.decision import PermissionDecision, decide
 from reference.permissions.session_rules import open_guard
+from reference.profiles import DOCUMENTED, Profile, schema_context
 from reference.results import bound_output, persist, size_of, with_text_blocks
 from reference.schema_errors import format_schema_error, json_type, schema_error_text
 from reference.tool import ContextModifier, ResultContent, Tool, ToolUseContext, find_tool
@@ -138,15 +139,23 @@ class Lookup:
     parsed: BaseModel | None
 
 
-def look_up(tools: Sequence[Tool], tool_use: Mapping[str, Any]) -> Lookup:
-    """The block's tool (REG-LOOKUP-1: name or alias) and its schema-checked input."""
+def look_up(
+    tools: Sequence[Tool], tool_use: Mapping[str, Any], profile: Profile = DOCUMENTED
+) -> Lookup:
+    """The block's tool (REG-LOOKUP-1: name or alias) and its schema-checked input.
+
+    ``profile``: the session's, whose release may read some inputs otherwise
+    (DISP-SCHEMA-1, READ-RANGE-1; :func:`reference.tools.common.schema_context`).
+    """
     name = tool_use.get("name")
     tool = find_tool(tools, name) if isinstance(name, str) else None
     raw = tool_use.get("input")
     if tool is None or not isinstance(raw, Mapping):
         return Lookup(tool, None)
     try:
-        return Lookup(tool, tool.input_model.model_validate(dict(raw)))
+        return Lookup(
+            tool, tool.input_model.model_validate(dict(raw), context=schema_context(profile))
+        )
     except Exception:  # dispatch checks it again and reports the refusal
         return Lookup(tool, None)
 
@@ -305,7 +314,9 @@ class _Call:
             if raw_input is self.raw_input and self.lookup and self.lookup.parsed is not None:
                 parsed = self.lookup.parsed  # DISP-SCHEMA-1, checked once by look_up
             else:
-                parsed = tool.input_model.model_validate(dict(raw_input))
+                parsed = tool.input_model.model_validate(
+                    dict(raw_input), context=schema_context(self.session.profile)
+                )
         except ValidationError as exc:
             return _refused(  # DISP-SCHEMA-1
                 self.id,

@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, Literal
+from typing import Any, Final, Literal
+
+from pydantic import ValidationInfo
 
 from reference.texts import TEXTS, render
 
@@ -136,6 +138,12 @@ class Profile:
     "filenames", "numFiles"}``, ``content`` ``{"mode", "numFiles": 0, "filenames": [],
     "content", "numLines"}``, ``count`` ``{"mode", "numFiles", "filenames": [], "content",
     "numMatches"}``, each followed by ``appliedLimit`` and ``appliedOffset`` when set."""
+    numeric_strings: bool = False
+    """DISP-SCHEMA-1: Read's ``offset`` and ``limit`` given as a string of digits
+    (``limit: "5"``) are read as that number rather than refused."""
+    read_offset_zero: bool = False
+    """READ-RANGE-1: Read takes ``offset: 0``, showing the view of offset 1 numbered from 0
+    (every number one less than its line's), rather than refusing it."""
     hook_spaced_lists: bool = True
     """HOOK-MATCH-1: a list matcher may hold spaces and commas (else a matcher with either
     is a regular expression, so ``Read | Write`` matches neither name)."""
@@ -194,6 +202,8 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "glob_paths_relative": "GLOB-OUTPUT-1",
         "grep_paths_relative": "GREP-OUTPUT-1",
         "grep_output": "GREP-OUTPUT-1",
+        "numeric_strings": "DISP-SCHEMA-1",
+        "read_offset_zero": "READ-RANGE-1",
         "hook_spaced_lists": "HOOK-MATCH-1",
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
         "grep_past_end_notice": "GREP-PAGE-1",
@@ -253,6 +263,8 @@ _PROFILES: Final = (
         grep_output="release",
         grep_invalid_pattern_errs=False,
         hook_spaced_lists=False,
+        numeric_strings=True,
+        read_offset_zero=True,
         grep_past_end_notice=False,
         grep_count_totals_alone=False,
         hook_texts_in_result=False,
@@ -279,7 +291,6 @@ _PROFILES: Final = (
                 "BASH-PERM-2",
                 "BASH-TIMEOUT-1",
                 "BASH-TIMEOUT-2",
-                "DISP-SCHEMA-1",
                 "FILE-PATH-2",
                 "FILE-PATH-3",
                 "GLOB-BASE-1",
@@ -296,7 +307,6 @@ _PROFILES: Final = (
                 "PERM-SAFETY-1",
                 "READ-BINARY-1",
                 "READ-KIND-1",
-                "READ-RANGE-1",
                 "READ-RANGE-2",
                 "REG-MCP-1",
                 "STATE-STALE-1",
@@ -337,6 +347,8 @@ _PROFILES: Final = (
         bash_output="release",
         bash_failure_reset_line=False,
         bash_failure_shortens_message=True,
+        numeric_strings=True,
+        read_offset_zero=True,
         bash_cascade=False,
         hook_updated_input="always",
         killed_writer_cleanup=False,
@@ -366,7 +378,6 @@ _PROFILES: Final = (
                 "BASH-PERM-2",
                 "BASH-READONLY-1",
                 "BASH-TIMEOUT-1",
-                "DISP-SCHEMA-1",
                 "FILE-PATH-3",
                 "HOOK-CONFIG-1",
                 "HOOK-DECISION-1",
@@ -383,7 +394,6 @@ _PROFILES: Final = (
                 "PERM-SAFETY-1",
                 "READ-BINARY-1",
                 "READ-KIND-1",
-                "READ-RANGE-1",
                 "READ-RANGE-2",
                 "READ-SIZE-1",
                 "READ-SIZE-2",
@@ -424,3 +434,16 @@ STATE_NOTE: Final = (  # WRITE-RESULT-1, EDIT-RESULT-1 under claude-code-latest,
 def profile_named(name: str) -> Profile | None:
     """The profile called ``name``, or None when the engine does not play it."""
     return PROFILES.get(name)
+
+
+def schema_context(profile: Profile) -> Mapping[str, Any]:
+    """What an input model's validators may read of the session: its profile, whose release
+    may take inputs the documented schema refuses (DISP-SCHEMA-1, READ-RANGE-1)."""
+    return {"profile": profile}
+
+
+def profile_of(info: ValidationInfo) -> Profile:
+    """The session's profile in a validator (:func:`schema_context`); documented without."""
+    context = info.context
+    found = context.get("profile") if isinstance(context, Mapping) else None
+    return found if isinstance(found, Profile) else DOCUMENTED

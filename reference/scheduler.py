@@ -130,7 +130,8 @@ class Scheduler:
         block_delay_ms: int = 0,
     ) -> MessageRun:
         """Run every block; one result per block, in block order (SCHED-ORDER-1)."""
-        lookups = [look_up(self.tools, block) for block in blocks]  # once per block
+        profile = self.session.profile
+        lookups = [look_up(self.tools, block, profile) for block in blocks]  # once per block
         self.session.turn += 1  # READ-DEDUP-5: a new message, whose Reads all get content
         plan = partition(lookups)
         batch_of = {index: number for number, batch in enumerate(plan) for index in batch.indexes}

@@ -5,13 +5,15 @@ Their deny-rule check is :func:`reference.permissions.session_rules.matching_den
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from typing import Annotated, Final
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo
 
 from reference import errors, fileio, paths, text
 from reference.filestate import ReadRecord, Source, is_stale, modified_since
 from reference.observer import Change
+from reference.profiles import profile_of
 from reference.tool import ToolUseContext
 
 
@@ -21,6 +23,9 @@ class StrictInput(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
+_DIGITS: Final = re.compile(r"-?[0-9]+")
+
+
 def _integral(value: object) -> object:
     """JSON has one number type: 2.0 is the integer 2 (TOOL-SCHEMA-1)."""
     if isinstance(value, float) and value.is_integer():
@@ -28,7 +33,18 @@ def _integral(value: object) -> object:
     return value
 
 
+def _integral_or_digits(value: object, info: ValidationInfo) -> object:
+    """As :func:`_integral`; and where the session's profile takes numbers given as
+    strings, ``"5"`` is 5 (DISP-SCHEMA-1)."""
+    if isinstance(value, str) and profile_of(info).numeric_strings and _DIGITS.fullmatch(value):
+        return int(value)
+    return _integral(value)
+
+
 JsonInt = Annotated[int, BeforeValidator(_integral)]
+LenientJsonInt = Annotated[int, BeforeValidator(_integral_or_digits)]
+"""An integer input a profile's release also takes as a string of digits (DISP-SCHEMA-1,
+measured on Read's ``offset`` and ``limit``); the schema stays integer."""
 
 
 def _semantic(value: object) -> object:

@@ -497,7 +497,6 @@ def test_the_emulated_users_refusal_is_the_text_a_user_s_rejection_shows(tmp_pat
     assert decision == {"behavior": "deny", "message": USER_REJECT_MESSAGE}
 
 
-
 def test_a_probe_s_output_is_read_back_from_its_text() -> None:
     text = '{"label": "A", "max_concurrent": 1, "trail": []}'
     assert probe_output(text, is_error=False) == {"label": "A", "max_concurrent": 1, "trail": []}

@@ -620,3 +620,32 @@ def _2188_spaced_matcher(engine: MutantEngine) -> None:
 )
 def _documented_spaced_matcher(engine: MutantEngine) -> None:
     _play(engine, hook_spaced_lists=False)
+
+
+@session_fault(
+    "2188-plays-documented-read-inputs",
+    "Under claude-code-2.1.88, Read refuses offset 0 and numbers given as strings (documented)",
+    breaks=("READ-RANGE-1", "DISP-SCHEMA-1"),
+    profile="claude-code-2.1.88",
+)
+def _2188_read_inputs(engine: MutantEngine) -> None:
+    _play(engine, read_offset_zero=False, numeric_strings=False)
+
+
+@session_fault(
+    "latest-plays-documented-read-inputs",
+    "Under claude-code-latest, Read refuses offset 0 and numbers given as strings (documented)",
+    breaks=("READ-RANGE-1", "DISP-SCHEMA-1"),
+    profile="claude-code-latest",
+)
+def _latest_read_inputs(engine: MutantEngine) -> None:
+    _play(engine, read_offset_zero=False, numeric_strings=False)
+
+
+@session_fault(
+    "documented-plays-release-read-inputs",
+    "Under documented, Read takes offset 0 and numbers given as strings (the releases')",
+    breaks=("READ-RANGE-1", "DISP-SCHEMA-1"),
+)
+def _documented_read_inputs(engine: MutantEngine) -> None:
+    _play(engine, read_offset_zero=True, numeric_strings=True)

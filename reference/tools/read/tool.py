@@ -20,17 +20,17 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from pydantic import Field
+from pydantic import Field, ModelWrapValidatorHandler, ValidationInfo, model_validator
 
 from reference import errors, fileio, paths, text, tokens
 from reference.filestate import ReadRecord
 from reference.permissions.checks import check_read_permissions
 from reference.permissions.session_rules import READ_RULES, matching_deny_rule
 from reference.permissions.tool_paths import file_path_of
-from reference.profiles import Profile
+from reference.profiles import Profile, profile_of
 from reference.tool import ResultContent, Tool, ToolResult, ToolUseContext, build_tool
 from reference.tools.common import (
-    JsonInt,
+    LenientJsonInt,
     StrictInput,
     check_path_syntax,
     named_path,
@@ -54,9 +54,23 @@ DEDUP_HIT: Final = MappingProxyType({"dedup": True})
 
 class ReadInput(StrictInput):
     file_path: str = Field(description="The absolute path to the file to read")
-    offset: JsonInt | None = Field(default=None, ge=1, description="1-based line to start at")
-    limit: JsonInt | None = Field(default=None, ge=1, description="Number of lines to read")
+    offset: LenientJsonInt | None = Field(
+        default=None, ge=1, description="1-based line to start at"
+    )
+    limit: LenientJsonInt | None = Field(default=None, ge=1, description="Number of lines to read")
     pages: str | None = Field(default=None, description="PDF page range, e.g. '1-5'")
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _offset_zero(
+        cls, data: Any, handler: ModelWrapValidatorHandler[ReadInput], info: ValidationInfo
+    ) -> ReadInput:
+        """READ-RANGE-1 where the session's profile takes ``offset: 0``: checked as offset 1,
+        then kept as 0 (the exported schema still says offset >= 1)."""
+        zero = isinstance(data, Mapping) and data.get("offset") == 0
+        if zero and not isinstance(data["offset"], bool) and profile_of(info).read_offset_zero:
+            return handler({**data, "offset": 1}).model_copy(update={"offset": 0})
+        return handler(data)
 
 
 def resolve_existing(path: str, *, retry: bool = True) -> tuple[str, fileio.Stat]:
@@ -197,7 +211,7 @@ def _unchanged(path: str) -> ToolResult:
 
 
 def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
-    offset = inp.offset or 1  # READ-RANGE-1: 1-based, line 1 without offset
+    offset = 1 if inp.offset is None else inp.offset  # READ-RANGE-1: line 1 without offset
     limit = inp.limit or DEFAULT_LIMIT
     expanded = ctx.expand(inp.file_path)
     if _dedup_hit(ctx, expanded, offset, limit):  # READ-DEDUP-2: before anything else
@@ -206,7 +220,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     if path != expanded and _dedup_hit(ctx, path, offset, limit):  # the thin-space twin
         return _unchanged(path)
     if st.kind is fileio.FileKind.DEV_NULL:  # READ-EMPTY-1: one empty line
-        shown_null = [""][offset - 1 : offset - 1 + limit]
+        shown_null = [""][max(offset - 1, 0) : max(offset - 1, 0) + limit]
         return _text_result(named_path(ctx, inp.file_path, path), shown_null, offset, 1)
     if st.kind is not fileio.FileKind.REGULAR:
         raise errors.FileVanishedError(f"{path} is no longer a regular file.")
@@ -237,11 +251,12 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     del data  # TOK-BOUND-1: the bytes are not held beside the text while the view is gated
     lines = split_lines(content)
     total = len(lines)
-    shown = lines[offset - 1 : offset - 1 + limit]
+    start = max(offset - 1, 0)  # READ-RANGE-1: offset 0 (a profile's) starts at line 1
+    shown = lines[start : start + limit]
     result = _text_result(named_path(ctx, inp.file_path, path), shown, offset, total)
     # READ-TOKENS-1, TOK-GATE-1: the view's text, without prefixes or reminder
     _enforce_token_cap(result.data["file"]["content"], ctx.session.max_read_tokens)
-    partial = is_partial(lines, offset, len(shown))  # STATE-PARTIAL-1, READ-EMPTY-1
+    partial = is_partial(lines, start + 1, len(shown))  # STATE-PARTIAL-1, READ-EMPTY-1
     ctx.session.read_state.set(  # STATE-UPDATE-2: only once every check has passed
         path,
         ReadRecord(
