@@ -329,9 +329,9 @@ def test_a_message_finds_each_tool_and_checks_each_schema_once(
         looked_up.append(name)
         return real_find(tools, name)
 
-    def counting_validate(value: Any) -> Any:
+    def counting_validate(value: Any, **options: Any) -> Any:
         parsed.append(value["file_path"])
-        return real_validate(value)
+        return real_validate(value, **options)
 
     monkeypatch.setattr(dispatch_module, "find_tool", counting_find)
     monkeypatch.setattr(READ_TOOL.input_model, "model_validate", counting_validate)
