@@ -144,6 +144,9 @@ class Profile:
     read_offset_zero: bool = False
     """READ-RANGE-1: Read takes ``offset: 0``, showing the view of offset 1 numbered from 0
     (every number one less than its line's), rather than refusing it."""
+    read_default_limit: bool = True
+    """READ-RANGE-2: Read without ``limit`` shows at most its default number of lines (else
+    the whole file, the size and token gates its only bounds)."""
     hook_spaced_lists: bool = True
     """HOOK-MATCH-1: a list matcher may hold spaces and commas (else a matcher with either
     is a regular expression, so ``Read | Write`` matches neither name)."""
@@ -204,6 +207,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "grep_output": "GREP-OUTPUT-1",
         "numeric_strings": "DISP-SCHEMA-1",
         "read_offset_zero": "READ-RANGE-1",
+        "read_default_limit": "READ-RANGE-2",
         "hook_spaced_lists": "HOOK-MATCH-1",
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
         "grep_past_end_notice": "GREP-PAGE-1",
@@ -265,6 +269,7 @@ _PROFILES: Final = (
         hook_spaced_lists=False,
         numeric_strings=True,
         read_offset_zero=True,
+        read_default_limit=False,
         grep_past_end_notice=False,
         grep_count_totals_alone=False,
         hook_texts_in_result=False,
@@ -307,7 +312,6 @@ _PROFILES: Final = (
                 "PERM-SAFETY-1",
                 "READ-BINARY-1",
                 "READ-KIND-1",
-                "READ-RANGE-2",
                 "REG-MCP-1",
                 "STATE-STALE-1",
                 "STATE-STALE-2",

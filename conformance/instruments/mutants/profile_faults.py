@@ -649,3 +649,22 @@ def _latest_read_inputs(engine: MutantEngine) -> None:
 )
 def _documented_read_inputs(engine: MutantEngine) -> None:
     _play(engine, read_offset_zero=True, numeric_strings=True)
+
+
+@session_fault(
+    "2188-plays-documented-default-limit",
+    "Under claude-code-2.1.88, Read without limit stops at 2000 lines (documented READ-RANGE-2)",
+    breaks=("READ-RANGE-2",),
+    profile="claude-code-2.1.88",
+)
+def _2188_default_limit(engine: MutantEngine) -> None:
+    _play(engine, read_default_limit=True)
+
+
+@session_fault(
+    "documented-plays-2188-no-default-limit",
+    "Under documented, Read without limit shows the whole file (2.1.88's READ-RANGE-2)",
+    breaks=("READ-RANGE-2",),
+)
+def _documented_no_default_limit(engine: MutantEngine) -> None:
+    _play(engine, read_default_limit=False)

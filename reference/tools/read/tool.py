@@ -16,6 +16,7 @@ import enum
 import math
 import os
 import stat as statmod
+import sys
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
@@ -210,9 +211,15 @@ def _unchanged(path: str) -> ToolResult:
     return ToolResult({"type": "file_unchanged", "file": {"filePath": path}}, (), None, DEDUP_HIT)
 
 
+def _default_limit(ctx: ToolUseContext) -> int:
+    """READ-RANGE-2: the lines a Read without ``limit`` shows, as the session's profile
+    says (no bound of its own: as many as any file can have)."""
+    return DEFAULT_LIMIT if ctx.session.profile.read_default_limit else sys.maxsize
+
+
 def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     offset = 1 if inp.offset is None else inp.offset  # READ-RANGE-1: line 1 without offset
-    limit = inp.limit or DEFAULT_LIMIT
+    limit = inp.limit or _default_limit(ctx)
     expanded = ctx.expand(inp.file_path)
     if _dedup_hit(ctx, expanded, offset, limit):  # READ-DEDUP-2: before anything else
         return _unchanged(expanded)
