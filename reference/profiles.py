@@ -99,6 +99,9 @@ class Profile:
     bash_failure_shortens_message: bool = False
     """BASH-FAIL-2: the whole failure message (its ``Exit code N`` line included) is what is
     shortened, rather than the output alone."""
+    bash_failure_limit_on_output: bool = False
+    """BASH-FAIL-2, with ``bash_failure_shortens_message``: the whole message is shortened
+    only when the output alone is over the limit (else whenever the message is)."""
     bash_failure_reset_line: bool = True
     """BASH-CWD-1: the text of a failed command ends with the reset line too."""
     modifiers_between_batches: bool = True
@@ -193,6 +196,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "hook_texts_in_result": "HOOK-CONTEXT-1",
         "bash_output": "BASH-RESULT-1",
         "bash_failure_shortens_message": "BASH-FAIL-2",
+        "bash_failure_limit_on_output": "BASH-FAIL-2",
         "bash_failure_reset_line": "BASH-CWD-1",
         "modifiers_between_batches": "SCHED-CONTEXT-1",
         "bash_cascade": "SCHED-CASCADE-1",
@@ -350,6 +354,7 @@ _PROFILES: Final = (
         modifiers_between_batches=False,
         bash_output="release",
         bash_failure_reset_line=False,
+        bash_failure_limit_on_output=True,
         bash_failure_shortens_message=True,
         numeric_strings=True,
         read_offset_zero=True,

@@ -381,7 +381,9 @@ def call(inp: BashInput, ctx: ToolUseContext) -> ToolResult:
         # BASH-CWD-1: the reset line, where the profile's release adds it to a failure
         lines += [reset_line] if reset_line and profile.bash_failure_reset_line else []
         message = "\n".join(lines)
-        raise errors.ShellError(shorten_for_failure(message) if whole else message)
+        # BASH-FAIL-2: where the profile's release decides by the output's length alone
+        over = len(output) > FAILURE_OUTPUT_LIMIT or not profile.bash_failure_limit_on_output
+        raise errors.ShellError(shorten_for_failure(message) if whole and over else message)
     stdout = output.lstrip("\n").rstrip()
     if profile.bash_output == "release":  # BASH-RESULT-1 as the releases shape it
         data: dict[str, Any] = {

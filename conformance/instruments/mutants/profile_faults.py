@@ -668,3 +668,14 @@ def _2188_default_limit(engine: MutantEngine) -> None:
 )
 def _documented_no_default_limit(engine: MutantEngine) -> None:
     _play(engine, read_default_limit=False)
+
+
+@session_fault(
+    "latest-plays-2188-failure-limit",
+    "Under claude-code-latest, a failure's message over the limit is shortened whatever its "
+    "output (2.1.88's BASH-FAIL-2)",
+    breaks=("BASH-FAIL-2",),
+    profile="claude-code-latest",
+)
+def _latest_failure_limit(engine: MutantEngine) -> None:
+    _play(engine, bash_failure_limit_on_output=False)
