@@ -169,10 +169,10 @@ def test_a_link_flipped_right_before_the_write_is_refused(
     engine = begin(settings=DENY, prompt="allow")
     original = fileio.atomic_write
 
-    def flip_then_write(path: str, data: bytes) -> fileio.Stat:
+    def flip_then_write(path: str, data: bytes, **options: bool) -> fileio.Stat:
         link.unlink()
         link.symlink_to(tmp_path / "secret")
-        return original(path, data)
+        return original(path, data, **options)
 
     monkeypatch.setattr(fileio, "atomic_write", flip_then_write)
     response = _call(engine, 1, "Write", file_path=f"{link}/new.txt", content="leak\n")
