@@ -486,6 +486,7 @@ def test_a_result_block_protocol_v1_cannot_carry_is_unsupported_not_passed_on() 
         read_back(CLAUDE_CODE, "ToolSearch", search, result)
 
 
+@pytest.mark.subprocess
 def test_the_emulated_users_refusal_is_the_text_a_user_s_rejection_shows(tmp_path: Path) -> None:
     server = _Mcp("--answer", "deny", "--log", str(tmp_path / "prompts.jsonl"))
     server.send("initialize", {"protocolVersion": "2025-06-18"})

@@ -646,7 +646,10 @@ def test_notebook_is_refused_with_code_5(tmp_path: Path, call: Call, unchanged: 
 def test_a_missing_notebook_is_refused_as_missing_before_the_notebook_check(
     tmp_path: Path, call: Call
 ) -> None:
-    """SPEC: EDIT-VALIDATE-1 (the seeds' order: existence, then the notebook check)"""
+    """SPEC: EDIT-VALIDATE-1
+
+    The seeds' order: existence, then the notebook check.
+    """
     response = call("Edit", file_path=str(tmp_path / "nb.ipynb"), old_string="a", new_string="b")
     assert_refused(response, stage="validate", code=4, name="FileDoesNotExistError")
     assert not (tmp_path / "nb.ipynb").exists()

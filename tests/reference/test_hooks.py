@@ -1122,4 +1122,5 @@ def test_hook_events_come_in_configuration_order_after_all_ended(tmp_path: Path)
 def test_a_profile_without_spaced_lists_reads_spaces_and_commas_as_an_expression(
     matcher: str, name: str, expected: bool
 ) -> None:
+    """SPEC: HOOK-MATCH-1"""
     assert matcher_matches(matcher, name, spaced_lists=False) is expected
