@@ -8,7 +8,9 @@ that the session can be given to the agent and keeps it; the agent itself
 ``message``, so a scenario that is not applicable costs no start-up;
 ``call`` is one assistant turn with one tool call, ``message`` one turn with
 all its calls, each mapped through the definition (``mapping``) and read
-back (``readback``); ``end`` ends the agent's whole process group. The
+back (``readback``), with the text exactly as the model received it in
+``outcome.received`` wherever the reading differs from it (cline's JSON
+records, a list of parts); ``end`` ends the agent's whole process group. The
 agent's stderr, and every attempt it made to reach beyond the loopback, go
 to the run's report through ``take_stderr``.
 
@@ -200,7 +202,10 @@ class AgentAdapter(ProtocolServer):
                 "content": reading.text,
                 "is_error": reading.is_error,
             }
-            answers.append({"tool_result": block, "outcome": {"dedup": reading.dedup}})
+            outcome: dict[str, Any] = {"dedup": reading.dedup}
+            if result.model_text != reading.text:  # PROTO-OUTCOME-1's received
+                outcome["received"] = result.model_text
+            answers.append({"tool_result": block, "outcome": outcome})
         del block_delay  # the dialects can pace blocks; no agent claims streaming
         return answers
 
