@@ -13,10 +13,14 @@ cl100k_base tokens (the reference's counter, for every implementation):
 - ``trace``: a ``trace.Trace`` replayed with the implementation as it comes
   (dedup on where it has one), its Reads and Edits in order.
 
-Times are recorded only as ratios: each call's against a tiny Read's in the
-same session (the median of ``BASELINE_READS`` Reads of 1 KiB files, taken
-after one untimed Read that starts the implementation: an agent starts at
-its session's first call, and that start is not its tools' cost).
+Times are recorded only as ratios, each against a tiny Read's (of a 1 KiB
+file) in the same session at that point: the call's against the tiny Read
+made just before it, and the trace's median Read against the median of the
+tiny Reads made every ``TRACE_TINY_EVERY`` calls. ``WARMUP_READS`` untimed
+tiny Reads open each session, the first of which starts the implementation
+(an agent starts at its session's first call: that start is not its tools'
+cost). A tiny Read next to the call keeps in the comparison what the moment
+adds to every call: a conversation grown long, an agent's background work.
 
 Dedup's saving is read from the run itself: a stub stands in for the answer
 the same range got the last time it was answered in full (the stub says the
@@ -54,12 +58,18 @@ from conformance.instruments.bench.session import (
 )
 from conformance.instruments.bench.trace import EditStep, Trace
 from conformance.peers.registry import connect
-from conformance.wire.connector import ConnectorOptions
+from conformance.wire.connector import Connector, ConnectorOptions
 
 TINY_SIZE: Final = 1024
-BASELINE_READS: Final = 3  # timed tiny Reads after the untimed one
+WARMUP_READS: Final = 2  # untimed tiny Reads: the first starts an agent
+TINY_FILES: Final = 40  # distinct tiny files, so that a dedup stub never answers one
+TRACE_TINY_EVERY: Final = 10
 EDIT_SIZE: Final = 16 * 1024
+TINY_SEED: Final = 10  # corpus seeds: the tiny files take 10, 11, ...
+EDIT_SEED: Final = 2
 BEGINS_CHARS: Final = 200  # how much of each answer's text the report keeps
+KEPT_REFUSALS: Final = 3
+SHOWN_ROOT: Final = "ROOT"  # the sandbox root, in the texts the report shows
 REPEATED_CHUNK: Final = 2 << 20  # the largest text file repeats this much source
 
 
@@ -119,16 +129,20 @@ class Received:
     dedup: bool
     ratio: float | None  # None: no tiny Read to compare with
     begins: str  # the text's first BEGINS_CHARS characters
+    ends: str  # and its last ones, where the text is longer
 
     @classmethod
-    def of(cls, answer: Answer, baseline: float | None) -> Received:
+    def of(cls, answer: Answer, baseline: float | None, root: Path | None = None) -> Received:
+        """``answer`` sized, timed against ``baseline``; ``root`` shown as ``ROOT`` in its text."""
+        text = answer.text if root is None else answer.text.replace(str(root), SHOWN_ROOT)
         return cls(
             bytes=answer.bytes,
             tokens=answer.tokens,
             is_error=answer.is_error,
             dedup=answer.dedup,
             ratio=answer.seconds / baseline if baseline else None,
-            begins=answer.text[:BEGINS_CHARS],
+            begins=text[:BEGINS_CHARS],
+            ends=text[BEGINS_CHARS:][-BEGINS_CHARS:],
         )
 
 
@@ -166,6 +180,8 @@ class TraceCosts:
     saved_tokens: int = 0
     tokens_by_kind: dict[str, int] = field(default_factory=dict)
     read_ratio: float | None = None  # median Read time against a tiny Read's
+    refusals: list[str] = field(default_factory=list)
+    """The first ``KEPT_REFUSALS`` failed calls: the tool and the text's beginning."""
 
     @property
     def saved_share(self) -> float:
@@ -217,25 +233,36 @@ class CostsRun:
 
 
 class _Part:
-    """One session of one part: begun, started with an untimed Read, then its baseline taken.
+    """One session of one part: begun and warmed up by untimed tiny Reads.
 
-    Leaving it ends the session; after a failure of the implementation it is
+    ``tiny()`` then reads the next tiny file and gives its time. Leaving the
+    part ends the session; after a failure of the implementation it is
     restarted instead (a fresh adapter, and for an agent a fresh process).
     """
 
     def __init__(self, session: BenchSession, tiny: Sequence[Path]) -> None:
         self.session = session
-        self.tiny = tiny
-        self.baseline: float | None = None
+        self.files = tiny
+        self.used = 0
         self.first_tiny: Answer | None = None
 
     def __enter__(self) -> _Part:
         self.session.begin()
-        self.session.read(self.tiny[0])  # starts an agent: untimed
-        answers = [self.session.read(path) for path in self.tiny[1:]]
-        self.first_tiny = answers[0]
-        self.baseline = statistics.median(answer.seconds for answer in answers)
+        for _ in range(WARMUP_READS):  # the first starts an agent: untimed
+            self._next()
         return self
+
+    def _next(self) -> Answer:
+        path = self.files[self.used % len(self.files)]
+        self.used += 1
+        return self.session.read(path)
+
+    def tiny(self) -> float:
+        """The time of a Read of a tiny file not read yet in this session."""
+        answer = self._next()
+        if self.first_tiny is None:
+            self.first_tiny = answer
+        return answer.seconds
 
     def __exit__(self, kind: object, exc: object, traceback: object) -> None:
         if isinstance(exc, AdapterFailure):
@@ -259,23 +286,44 @@ class _Workspace:
     tiny: tuple[Path, ...]
     files: Mapping[str, Path]
     edit: Path
+    specs: tuple[FileSpec, ...]
 
 
-def _workspace(root: Path, contents: Mapping[str, bytes]) -> _Workspace:
+@dataclass(frozen=True, slots=True)
+class Materials:
+    """The files every implementation reads: their specs, contents and what the report says."""
+
+    specs: tuple[FileSpec, ...]
+    contents: Mapping[str, bytes]
+    infos: tuple[FileInfo, ...]
+
+
+def materials(specs: Sequence[FileSpec] = FILES) -> Materials:
+    """The files of ``specs``, made once for every implementation of a run."""
+    contents = {spec.name: file_bytes(spec) for spec in specs}
+    infos = tuple(
+        FileInfo(spec.name, spec.label, spec.size, spec.kind, text_tokens(contents[spec.name]))
+        for spec in specs
+    )
+    return Materials(tuple(specs), contents, infos)
+
+
+def _workspace(root: Path, made: Materials) -> _Workspace:
     (root / "files").mkdir(parents=True)
     tiny = []
-    for index in range(1 + BASELINE_READS):
+    for index in range(TINY_FILES):
         path = root / f"tiny-{index}.py"
-        path.write_text(corpus.generate("source", TINY_SIZE, seed=10 + index), encoding="utf-8")
+        text = corpus.generate("source", TINY_SIZE, seed=TINY_SEED + index)
+        path.write_text(text, encoding="utf-8")
         tiny.append(path)
     files = {}
-    for spec in FILES:
+    for spec in made.specs:
         path = root / "files" / spec.name
-        path.write_bytes(contents[spec.name])
+        path.write_bytes(made.contents[spec.name])
         files[spec.name] = path
     edit = root / "edited.py"
-    edit.write_text(corpus.generate("source", EDIT_SIZE, seed=2), encoding="utf-8")
-    return _Workspace(root, tuple(tiny), files, edit)
+    edit.write_text(corpus.generate("source", EDIT_SIZE, seed=EDIT_SEED), encoding="utf-8")
+    return _Workspace(root, tuple(tiny), files, edit, made.specs)
 
 
 def edit_of(text: str) -> tuple[str, str]:
@@ -302,25 +350,28 @@ def _files_and_reread(
     A failure of the implementation costs the call it happened in: the
     session is restarted and the next file is read in the new one.
     """
-    todo = list(FILES)
+    todo = list(space.specs)
     reread: list[Received | None] = []
     while True:
         current = _TINY
         try:
             with _Part(session, space.tiny) as part:
+                before = part.tiny()
                 if result.tiny is None and part.first_tiny is not None:
-                    result.tiny = Received.of(part.first_tiny, part.baseline)
+                    result.tiny = Received.of(part.first_tiny, before, space.root)
                 while todo:
                     current = todo[0].name
                     try:
+                        before = part.tiny()
                         answer = session.read(space.files[current])
-                        result.files.append(FileRead(current, Received.of(answer, part.baseline)))
+                        received = Received.of(answer, before, space.root)
+                        result.files.append(FileRead(current, received))
                     except NotApplicable as exc:
                         result.files.append(FileRead(current, None, f"not applicable: {exc}"))
                     todo.pop(0)
                 current = _REREAD
                 try:
-                    _reread(session, space.edit, part.baseline, reread)
+                    _reread(session, part, space.edit, reread)
                     result.reread = _partial(reread, None)
                 except NotApplicable as exc:
                     result.reread = _partial(reread, f"not applicable: {exc}")
@@ -347,19 +398,20 @@ def _partial(parts: Sequence[Received | None], note: str | None) -> RereadAfterE
     return RereadAfterEdit(first, edit, reread, note)
 
 
-def _reread(
-    session: BenchSession, path: Path, baseline: float | None, parts: list[Received | None]
-) -> None:
+def _reread(session: BenchSession, part: _Part, path: Path, parts: list[Received | None]) -> None:
     """Read ``path``, Edit one line, Read it again: each answer appended to ``parts``."""
     old, new = edit_of(path.read_text(encoding="utf-8"))
-    parts.append(Received.of(session.read(path), baseline))
+    before = part.tiny()
+    parts.append(Received.of(session.read(path), before, session.root))
+    before = part.tiny()
     edit = session.call("Edit", {"file_path": str(path), "old_string": old, "new_string": new})
-    parts.append(Received.of(edit, baseline))
-    parts.append(Received.of(session.read(path), baseline))
+    parts.append(Received.of(edit, before, session.root))
+    before = part.tiny()
+    parts.append(Received.of(session.read(path), before, session.root))
 
 
 def trace_costs(
-    session: BenchSession, trace: Trace, tree: Path, baseline: float | None
+    session: BenchSession, trace: Trace, tree: Path, tiny: Callable[[], float] | None
 ) -> TraceCosts:
     """Replay ``trace`` over ``tree`` (already materialized) in the current session.
 
@@ -369,7 +421,10 @@ def trace_costs(
     costs = TraceCosts()
     last: dict[tuple[str, int | None, int | None], tuple[int, int]] = {}  # bytes, tokens
     read_seconds: list[float] = []
-    for step in trace.steps:
+    tinies: list[float] = []
+    for number, step in enumerate(trace.steps):
+        if tiny is not None and number % TRACE_TINY_EVERY == 0:
+            tinies.append(tiny())
         target = tree / step.path
         if isinstance(step, EditStep):
             edit = session.call(
@@ -381,7 +436,9 @@ def trace_costs(
                 },
             )
             costs.edits += 1
-            costs.failed_edits += edit.is_error
+            if edit.is_error:
+                costs.failed_edits += 1
+                _keep(costs.refusals, "Edit", edit, session.root)
             continue
         ranges = {
             name: value
@@ -403,11 +460,18 @@ def trace_costs(
                 costs.saved_tokens += last[key][1] - tokens
         elif answer.is_error:
             costs.failed_reads += 1
+            _keep(costs.refusals, "Read", answer, session.root)
         else:
             last[key] = (size, tokens)
-    if baseline and read_seconds:
-        costs.read_ratio = statistics.median(read_seconds) / baseline
+    if tinies and read_seconds:
+        costs.read_ratio = statistics.median(read_seconds) / statistics.median(tinies)
     return costs
+
+
+def _keep(refusals: list[str], tool: str, answer: Answer, root: Path) -> None:
+    if len(refusals) < KEPT_REFUSALS:
+        text = answer.text[: BEGINS_CHARS + len(str(root))].replace(str(root), SHOWN_ROOT)
+        refusals.append(f"{tool}: {text[:BEGINS_CHARS]}")
 
 
 def _trace(
@@ -417,7 +481,7 @@ def _trace(
     trace.materialize(tree)
     try:
         with _Part(session, space.tiny) as part:
-            result.trace = trace_costs(session, trace, tree, part.baseline)
+            result.trace = trace_costs(session, trace, tree, part.tiny)
     except NotApplicable as exc:
         result.notes["trace"] = f"not applicable: {exc}"
     except AdapterFailure as exc:
@@ -426,14 +490,18 @@ def _trace(
 
 def measure_costs(
     label: str,
-    spec: str,
+    connector: Connector,
     *,
+    spec: str,
     trace: Trace,
-    contents: Mapping[str, bytes],
-    timeout: float = 120.0,
+    made: Materials,
     say: Callable[[str], None] = print,
 ) -> ImplementationCosts:
-    """Every measurement of one implementation; never raises for the implementation's faults."""
+    """Every measurement of one implementation through ``connector`` (closed at the end).
+
+    ``spec`` is how the report names the connector. Never raises for the
+    implementation's faults: they are in the result.
+    """
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     result = ImplementationCosts(
         label=label,
@@ -441,12 +509,11 @@ def measure_costs(
         measured=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         load_average_1min=load,
     )
-    connector = connect(spec, ConnectorOptions(timeout=timeout, hello_timeout=max(timeout, 30.0)))
     try:
         hello = connector.start()
         result.name = hello.name
         with tempfile.TemporaryDirectory(prefix="toolconf-costs-") as base:
-            space = _workspace(Path(base, "root"), contents)
+            space = _workspace(Path(base, "root"), made)
             home, session_dir = Path(base, "home"), Path(base, "session")
             home.mkdir()
             session_dir.mkdir()
@@ -456,7 +523,8 @@ def measure_costs(
             say("  one Read of each file, then a re-read after an edit")
             _files_and_reread(result, session, space)
             if result.tiny is None:
-                result.notes["trace"] = result.files[0].note or "no tiny Read answered"
+                first = next((read.note for read in result.files if read.note), None)
+                result.notes["trace"] = first or "no tiny Read answered"
             else:
                 say(f"  trace replay: {len(trace.reads)} Reads")
                 _trace(result, session, space, trace)
@@ -470,39 +538,34 @@ def measure_costs(
     return result
 
 
-def materials() -> tuple[dict[str, bytes], list[FileInfo]]:
-    """The files' contents, by name, and what the report says of each."""
-    contents = {spec.name: file_bytes(spec) for spec in FILES}
-    infos = [
-        FileInfo(spec.name, spec.label, spec.size, spec.kind, text_tokens(contents[spec.name]))
-        for spec in FILES
-    ]
-    return contents, infos
-
-
 def costs(
     specs: Sequence[tuple[str, str]],
     trace: Trace,
     *,
+    files: Sequence[FileSpec] = FILES,
     timeout: float = 120.0,
     say: Callable[[str], None] = print,
 ) -> CostsRun:
     """Measure each ``(label, connector spec)`` in turn, one at a time."""
-    contents, infos = materials()
+    made = materials(files)
     run = CostsRun(
         started=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         machine=machine(),
         encoding=ENCODING_NAME,
         trace=TraceSummary.of(trace),
-        files=infos,
-        tiny_tokens=count_tokens(corpus.generate("source", TINY_SIZE, seed=11)),
-        edit_tokens=count_tokens(corpus.generate("source", EDIT_SIZE, seed=2)),
+        files=list(made.infos),
+        tiny_tokens=count_tokens(
+            corpus.generate("source", TINY_SIZE, seed=TINY_SEED + WARMUP_READS)
+        ),
+        edit_tokens=count_tokens(corpus.generate("source", EDIT_SIZE, seed=EDIT_SEED)),
         implementations=[],
     )
+    options = ConnectorOptions(timeout=timeout, hello_timeout=max(timeout, 30.0))
     for label, spec in specs:
         say(f"bench --costs: measuring {label} ({spec})")
+        connector = connect(spec, options)
         run.implementations.append(
-            measure_costs(label, spec, trace=trace, contents=contents, timeout=timeout, say=say)
+            measure_costs(label, connector, spec=spec, trace=trace, made=made, say=say)
         )
     return run
 

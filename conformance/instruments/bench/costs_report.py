@@ -17,8 +17,9 @@ from conformance.errors import ConformanceError
 from conformance.instruments.bench import plot
 from conformance.instruments.bench.costs import (
     EDIT_SIZE,
-    FILES,
     TINY_SIZE,
+    TRACE_TINY_EVERY,
+    WARMUP_READS,
     CostsRun,
     FileInfo,
     FileRead,
@@ -32,7 +33,6 @@ from conformance.instruments.bench.run import TraceSummary
 __all__ = ["from_json", "to_json", "to_markdown", "to_png"]
 
 BEGINS_SHOWN: Final = 72  # characters of an answer's text the tables show
-PLOTTED: Final = ("text-256k.py", "text-2m.py", "text-50m.py")
 YARDSTICK: Final = (0x99, 0x99, 0x99)  # the file's own tokens: grey, dashed
 
 
@@ -130,7 +130,7 @@ def _begins(answer: Received) -> str:
 def _what(answer: Received) -> str:
     if answer.dedup:
         return "stub"
-    return "error" if answer.is_error else "text"
+    return "error" if answer.is_error else "returned"
 
 
 def _tokens_cell(answer: Received | None, note: str | None) -> str:
@@ -175,11 +175,15 @@ def _intro(run: CostsRun, regenerate: str | None) -> list[str]:
         "its own model uses. Each Read gives the path alone, as a model asks, so each "
         "implementation applies its own defaults (line limit, size cap, token cap).",
         "",
-        "Times are ratios only: each call's time against a tiny Read's "
-        f"({plot.format_bytes(TINY_SIZE)}, {run.tiny_tokens} tokens of code) in the same session, "
-        "after the untimed call that starts the implementation (an agent's start-up is not its "
-        "tools' cost). An agent's call is a whole model turn: the agent's request, its tool, "
-        "and its next request.",
+        "Times are ratios only, each against a tiny Read's "
+        f"({plot.format_bytes(TINY_SIZE)}, {run.tiny_tokens} tokens of code) in the same session "
+        "at that point: a call's against the tiny Read made just before it, the trace's median "
+        f"Read against the median of tiny Reads made every {TRACE_TINY_EVERY} calls. "
+        f"{WARMUP_READS} untimed tiny Reads open each session, the first of which starts the "
+        "implementation: an agent's start-up is not its tools' cost. An agent's call is a whole "
+        "model turn: its tool runs between the scripted model's answer and the agent's next "
+        "request. These are single calls on a shared machine: read the ratios to a factor of "
+        "two.",
     ]
     if regenerate:
         lines += ["", f"Regenerate: `{regenerate}`."]
@@ -187,21 +191,16 @@ def _intro(run: CostsRun, regenerate: str | None) -> list[str]:
 
 
 def _glance(run: CostsRun) -> list[str]:
-    infos = {info.name: info for info in run.files}
     header = [
         "implementation",
-        *(infos[spec.name].label if spec.name in infos else spec.label for spec in FILES),
+        *(info.label for info in run.files),
         "re-read after an edit",
         "trace: tokens",
         "trace: dedup saved",
     ]
     own = [
         "*the file itself*",
-        *(
-            "—" if info.text_tokens is None else f"*{_n(info.text_tokens)}*"
-            for info in (infos.get(spec.name) for spec in FILES)
-            if info is not None
-        ),
+        *("—" if info.text_tokens is None else f"*{_n(info.text_tokens)}*" for info in run.files),
         f"*{_n(run.edit_tokens)}*",
         "",
         "",
@@ -210,10 +209,10 @@ def _glance(run: CostsRun) -> list[str]:
     for impl in run.implementations:
         reads = {item.name: item for item in impl.files}
         cells = [
-            _tokens_cell(reads[spec.name].answer, reads[spec.name].note)
-            if spec.name in reads
+            _tokens_cell(reads[info.name].answer, reads[info.name].note)
+            if info.name in reads
             else "failed"
-            for spec in FILES
+            for info in run.files
         ]
         reread = impl.reread
         reread_cell = _tokens_cell(reread.reread, reread.note) if reread is not None else "failed"
@@ -235,23 +234,22 @@ def _glance(run: CostsRun) -> list[str]:
         "One Read of each file (the first row is the file's own tokens, had it been shown "
         "whole), the re-read of a file right after an Edit of it, and the trace replay "
         f"({run.trace.reads} Reads and {run.trace.edits} Edits) with the share of its tokens "
-        "dedup saved. *(error)*: the model was told the call failed; n/a: the implementation "
-        "has no tool for the call.",
+        "dedup saved. *(error)*: the model was told the call failed (the API's error flag, or "
+        "for an API without one a refusal its agent's definition reads from the text); "
+        "*(stub)*: dedup's short answer; n/a: the implementation has no tool for the call.",
         "",
         *_table(header, rows),
     ]
 
 
 def _files_section(run: CostsRun) -> list[str]:
-    infos = {info.name: info for info in run.files}
     rows = []
-    for spec in FILES:
-        info = infos.get(spec.name)
+    for info in run.files:
         for impl in run.implementations:
-            read = next((item for item in impl.files if item.name == spec.name), None)
+            read = next((item for item in impl.files if item.name == info.name), None)
             if read is None:
                 continue
-            label = info.label if info else spec.label
+            label = info.label
             answer = read.answer
             if answer is None:
                 rows.append([label, impl.label, _cell(read.note or "failed"), "", "", "", ""])
@@ -278,7 +276,8 @@ def _files_section(run: CostsRun) -> list[str]:
         "",
         f"The files: {sizes}. The text files are generated source code sharing their first "
         "lines; the minified file is a JavaScript bundle with no line break; the binary "
-        "file is random bytes (`.bin`).",
+        "file is random bytes (`.bin`). In the texts shown, `ROOT` stands for the sandbox's "
+        "root directory (its bytes and tokens are counted as sent).",
         "",
         *_table(
             ["file", "implementation", "answer", "bytes", "tokens", "time ÷ tiny Read", "begins"],
@@ -393,10 +392,15 @@ def _notes_section(run: CostsRun) -> list[str]:
         for read in impl.files:
             if read.note:
                 notes.append(f"- **{impl.label}**, {read.name}: {_cell(read.note)}")
+        if impl.trace is not None and impl.trace.refusals:
+            shown = "; ".join(
+                f"`{_cell(text[: BEGINS_SHOWN * 2])}`" for text in impl.trace.refusals
+            )
+            notes.append(f"- **{impl.label}**, the trace's first refused calls: {shown}")
         if impl.reread is not None and impl.reread.note:
             note = _cell(impl.reread.note)
             notes.append(f"- **{impl.label}**, the re-read after an edit: {note}")
-    return ["", "## Not measured", "", *notes] if notes else []
+    return ["", "## Notes", "", *notes] if notes else []
 
 
 # -- PNG --------------------------------------------------------------------------
@@ -410,8 +414,9 @@ def _points(impl: ImplementationCosts, run: CostsRun) -> tuple[tuple[float, floa
     if impl.reread is not None and impl.reread.first is not None:
         points.append((EDIT_SIZE, impl.reread.first.tokens))
     for read in impl.files:
-        if read.name in PLOTTED and read.answer is not None and read.name in infos:
-            points.append((infos[read.name].size, read.answer.tokens))
+        info = infos.get(read.name)
+        if info is not None and info.kind == "text" and read.answer is not None:
+            points.append((info.size, read.answer.tokens))
     return tuple(points)
 
 
@@ -429,7 +434,7 @@ def to_png(run: CostsRun) -> bytes:
     own += [
         (info.size, info.text_tokens)
         for info in run.files
-        if info.name in PLOTTED and info.text_tokens is not None
+        if info.kind == "text" and info.text_tokens is not None
     ]
     series.append(plot.Series("the file itself, whole", tuple(own), dashed=True, colour=YARDSTICK))
     return plot.render(
