@@ -19,13 +19,15 @@ declare -A impls=(
   [qwen-code]=agent:qwen-code
   [gemini-cli]=agent:gemini-cli
   [opencode]=agent:opencode
-  [kilo]=agent:kilocode
+  [kilocode]=agent:kilocode
   [codex]=agent:codex
   [cline]=agent:cline
 )
-order=(reference claude-code-2.1.88 claude-code-2.1.332 qwen-code gemini-cli opencode kilo codex cline)
+order=(reference claude-code-2.1.88 claude-code-2.1.332 qwen-code gemini-cli opencode kilocode codex cline)
 render() {  # REPORT...: merged (a later label replaces an earlier) into the three outputs
-  python -m conformance bench --costs --from "$@" \
+  local from=()
+  for report in "$@"; do from+=(--from "$report"); done
+  python -m conformance bench --costs "${from[@]}" \
     --regenerate "bash benchmarks/results/regenerate-costs.sh" \
     --report "json=$out/costs.json" --report "markdown=$out/costs.md" \
     --report "png=$out/costs.png" > /dev/null
@@ -41,7 +43,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/tree"
 git archive "$TREE" reference conformance | tar -x -C "$work/tree"
 reports=()
-[ $# -gt 0 ] && reports+=("$out/costs.json")
+[ $# -gt 0 ] && [ -f "$out/costs.json" ] && reports+=("$out/costs.json")
 for label in "${chosen[@]}"; do
   spec=${impls[$label]:?"unknown label $label; one of: ${order[*]}"}
   python -m conformance bench --costs --no-reference --impl "$label=$spec" --tree "$work/tree" \

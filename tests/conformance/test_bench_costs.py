@@ -421,3 +421,21 @@ def test_an_unreadable_saved_report_is_a_usage_error(
     assert main(["bench", "--costs", "--from", str(bad)]) == 2
     assert main(["bench", "--costs", "--from", str(tmp_path / "missing.json")]) == 2
     capsys.readouterr()
+
+
+def test_a_line_drawn_over_another_says_so(reference_run: costs.CostsRun) -> None:
+    run = costs_report.from_json(costs_report.to_json(reference_run))
+    twin = costs_report.from_json(costs_report.to_json(reference_run)).implementations[0]
+    twin.label = "twin"
+    toolless = costs.ImplementationCosts(
+        label="toolless", spec="agent:x", notes={"trace": "not applicable: no Read"}
+    )
+    run.implementations += [twin, toolless]
+    labels = [series.label for series in costs_report.plot_series(run)]
+    assert labels == [
+        "reference",
+        "twin (over reference)",
+        "toolless: no Read tool",
+        "the file itself, whole",
+    ]
+    assert costs_report.glance_table(run)[2].startswith("| *the file itself* |")

@@ -30,10 +30,11 @@ from conformance.instruments.bench.costs import (
 )
 from conformance.instruments.bench.run import TraceSummary
 
-__all__ = ["from_json", "to_json", "to_markdown", "to_png"]
+__all__ = ["from_json", "glance_table", "plot_series", "to_json", "to_markdown", "to_png"]
 
 BEGINS_SHOWN: Final = 72  # characters of an answer's text the tables show
 YARDSTICK: Final = (0x99, 0x99, 0x99)  # the file's own tokens: grey, dashed
+SAME_LINE: Final = 0.02  # lines whose every point is this close are drawn one over the other
 
 
 # -- JSON ----------------------------------------------------------------------
@@ -190,7 +191,8 @@ def _intro(run: CostsRun, regenerate: str | None) -> list[str]:
     return lines
 
 
-def _glance(run: CostsRun) -> list[str]:
+def glance_table(run: CostsRun) -> list[str]:
+    """The at-a-glance table's lines: per implementation, the tokens of each measurement."""
     header = [
         "implementation",
         *(info.label for info in run.files),
@@ -227,6 +229,10 @@ def _glance(run: CostsRun) -> list[str]:
                 f"{_share(trace.saved_share)} ({_n(trace.saved_tokens)})" if trace else "n/a",
             ]
         )
+    return _table(header, rows)
+
+
+def _glance(run: CostsRun) -> list[str]:
     return [
         "",
         "## At a glance: tokens the model receives",
@@ -238,7 +244,7 @@ def _glance(run: CostsRun) -> list[str]:
         "for an API without one a refusal its agent's definition reads from the text); "
         "*(stub)*: dedup's short answer; n/a: the implementation has no tool for the call.",
         "",
-        *_table(header, rows),
+        *glance_table(run),
     ]
 
 
@@ -420,8 +426,20 @@ def _points(impl: ImplementationCosts, run: CostsRun) -> tuple[tuple[float, floa
     return tuple(points)
 
 
-def to_png(run: CostsRun) -> bytes:
-    """Tokens one Read of a text file costs the model, against the file's size."""
+def _same_line(one: Sequence[tuple[float, float]], other: Sequence[tuple[float, float]]) -> bool:
+    """Whether two lines have their points at the same sizes, each count within ``SAME_LINE``."""
+    return len(one) == len(other) > 0 and all(
+        x == x2 and abs(y - y2) <= SAME_LINE * max(y, y2)
+        for (x, y), (x2, y2) in zip(sorted(one), sorted(other), strict=True)
+    )
+
+
+def plot_series(run: CostsRun) -> list[plot.Series]:
+    """The plot's lines: one per implementation, then the files' own tokens.
+
+    A line drawn over an earlier one says so in its label, so that no
+    implementation is hidden from the reader.
+    """
     series: list[plot.Series] = []
     for impl in run.implementations:
         points = _points(impl, run)
@@ -429,6 +447,9 @@ def to_png(run: CostsRun) -> bytes:
         if not points:
             reason = impl.notes.get("trace") or impl.failure or "not measured"
             label += ": no Read tool" if reason.startswith("not applicable") else ": failed"
+        under = next((earlier for earlier in series if _same_line(earlier.points, points)), None)
+        if under is not None:
+            label += f" (over {under.label.split(' (over ')[0]})"
         series.append(plot.Series(label, points))
     own = [(TINY_SIZE, run.tiny_tokens), (EDIT_SIZE, run.edit_tokens)]
     own += [
@@ -437,8 +458,13 @@ def to_png(run: CostsRun) -> bytes:
         if info.kind == "text" and info.text_tokens is not None
     ]
     series.append(plot.Series("the file itself, whole", tuple(own), dashed=True, colour=YARDSTICK))
+    return series
+
+
+def to_png(run: CostsRun) -> bytes:
+    """Tokens one Read of a text file costs the model, against the file's size."""
     return plot.render(
-        series,
+        plot_series(run),
         title="Tokens the model receives for one Read of a source file",
         x_label="file size",
         y_label="cl100k_base tokens in the tool result",
