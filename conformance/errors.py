@@ -6,6 +6,8 @@ scenario is reported as ``error``. ``AdapterFailure`` and its subclasses are
 failures of the implementation under test at the protocol level (it crashed,
 hung, or broke the wire contract): the scenario is reported as ``crash``,
 ``timeout`` or ``error``, and the connection is restarted before the next one.
+``ImplementationUnavailable`` is neither: the implementation cannot be
+installed or run on this machine at all, so the run ends with its message.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = [
     "AdapterTimeout",
     "AdapterUnsupported",
     "ConformanceError",
+    "ImplementationUnavailable",
     "MissingExtra",
     "Problem",
     "ProtocolError",
@@ -34,6 +37,15 @@ __all__ = [
 
 class ConformanceError(Exception):
     """Root of every exception the runner raises on purpose."""
+
+
+class ImplementationUnavailable(ConformanceError):
+    """The implementation cannot be installed or run on this machine (no node, no npm, no
+    registry, a missing platform package or program).
+
+    No scenario can run, so the run ends; the message is one line saying what is
+    missing and how to fix it.
+    """
 
 
 class MissingExtra(ConformanceError):

@@ -71,9 +71,20 @@ from conformance.commands.options import (
     requirement_level,
     spec_pattern,
 )
-from conformance.commands.run import RUN_REPORTS, open_output, run_info_of, write_reports
+from conformance.commands.run import (
+    EXIT_UNAVAILABLE,
+    RUN_REPORTS,
+    open_output,
+    run_info_of,
+    write_reports,
+)
 from conformance.commands.select import spec_provenances, spec_sections
-from conformance.errors import AdapterFailure, ConformanceError, ScenarioLoadError
+from conformance.errors import (
+    AdapterFailure,
+    ConformanceError,
+    ImplementationUnavailable,
+    ScenarioLoadError,
+)
 from conformance.peers.registry import connect
 from conformance.run.results import Outcome, ScenarioResult
 from conformance.run.session import RunSession, RunSettings
@@ -385,7 +396,8 @@ class _PluginSession:
         )
 
     def get(self) -> RunSession:
-        """The started session; a start that failed fails every scenario with its reason."""
+        """The started session; a start that failed fails every scenario with its reason, but
+        an implementation that cannot run here at all ends the session (``runtest``)."""
         if self.failure is not None:
             raise ScenarioFailed(None, self.failure)
         if self.session is None:
@@ -396,6 +408,8 @@ class _PluginSession:
                 )
                 with self._uncaptured():
                     session.start()
+            except ImplementationUnavailable:
+                raise
             except (AdapterFailure, ConformanceError) as exc:
                 self.failure = f"cannot start implementation {impl!r}: {exc}"
                 raise ScenarioFailed(None, self.failure) from exc
@@ -508,7 +522,11 @@ class ScenarioItem(pytest.Item):
         A listed expected failure carries a strict ``xfail`` mark: its failure is
         ``xfailed``, and a pass (``xpass``) fails as pytest's strict marks do.
         """
-        result = self.config.stash[_STATE].get().judge(self.scenario)
+        try:
+            result = self.config.stash[_STATE].get().judge(self.scenario)
+        except ImplementationUnavailable as exc:  # no scenario can run: the session ends
+            impl = self.config.getoption("toolconf_impl")
+            pytest.exit(f"toolconf: cannot run {impl}: {exc}", returncode=EXIT_UNAVAILABLE)
         if result.outcome is Outcome.NOT_APPLICABLE:
             pytest.skip(f"not applicable: {result.reason or result.message}")
         if result.outcome not in (Outcome.PASS, Outcome.XPASS):

@@ -43,7 +43,7 @@ from conformance.commands.select import (
     spec_provenances,
     spec_sections,
 )
-from conformance.errors import AdapterFailure, ScenarioLoadError
+from conformance.errors import AdapterFailure, ImplementationUnavailable, ScenarioLoadError
 from conformance.peers.registry import connect
 from conformance.run.last_failed import record_run
 from conformance.run.results import Outcome, ScenarioResult
@@ -98,7 +98,11 @@ def run_command(args: argparse.Namespace) -> int:
     if not _start(session, args.impl):
         return EXIT_UNAVAILABLE
     _announce(session, args, selected, console)
-    results, seconds = _judge(session, selected, args, console)
+    try:
+        results, seconds = _judge(session, selected, args, console)
+    except ImplementationUnavailable as exc:  # it could run, and now cannot: the run ends
+        print(f"toolconf: cannot run {args.impl}: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
     provenances = spec_provenances()
     _summarize(results, provenances, console)
     status = EXIT_FAILED if any(r.bad for r in results) else EXIT_OK
@@ -136,9 +140,15 @@ def _settings(args: argparse.Namespace) -> RunSettings:
 
 
 def _start(session: RunSession, impl: str) -> bool:
-    """Start the implementation; on failure say why (with its stderr) and return False."""
+    """Start the implementation; on failure say why (with its stderr) and return False.
+
+    An implementation that cannot be installed or run here says so in one line.
+    """
     try:
         session.start()
+    except ImplementationUnavailable as exc:
+        print(f"toolconf: cannot run {impl}: {exc}", file=sys.stderr)
+        return False
     except AdapterFailure as exc:
         print(f"toolconf: cannot start {impl}: [{exc.kind}] {exc}", file=sys.stderr)
         if stderr := session.take_stderr().strip():

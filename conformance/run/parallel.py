@@ -17,7 +17,9 @@ server is waited on, not computed, and the reference engine keeps no state
 shared between its instances. Every wait here is bounded by the connectors'
 own: each request has its timeout, after which its session replaces its
 implementation, so a session always comes back with a result and a hung
-implementation never stalls the run.
+implementation never stalls the run. An implementation that cannot be
+installed or run here (``ImplementationUnavailable``) ends the run, as it
+does a serial one: every session stops, and ``judge_all`` raises it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol, TypeAlias
 
+from conformance.errors import ImplementationUnavailable
 from conformance.run.results import Outcome, ScenarioResult
 from conformance.run.runner import result_of
 from conformance.suite.scenario import Scenario
@@ -73,6 +76,8 @@ class SessionPool:
         self.spare = spare
         self.jobs = jobs
         self.unstarted: list[str] = []
+        self.fatal: ImplementationUnavailable | None = None
+        """What ended the last ``judge_all`` early: the implementation cannot run here."""
         self.sessions = 0
         """How many sessions judged in the last ``judge_all``."""
 
@@ -88,6 +93,7 @@ class SessionPool:
         done: queue.SimpleQueue[_Done] = queue.SimpleQueue()
         stop = threading.Event()
         self.unstarted = []
+        self.fatal = None
         self.sessions = max(1, min(self.jobs, len(chosen)))
         for number in range(self.sessions):
             threading.Thread(
@@ -107,6 +113,8 @@ class SessionPool:
                         running -= 1
                     else:
                         known[answer[0]] = answer[1]
+                if self.fatal is not None:
+                    raise self.fatal
                 result = known.pop(index, None) or _unjudged(scenario)
                 yield result
                 bad += result.bad
@@ -117,6 +125,8 @@ class SessionPool:
             while running:  # each session ends its scenario before the caller closes the first
                 if done.get() is None:
                     running -= 1
+        if self.fatal is not None:  # a session met it after the last result came out
+            raise self.fatal
 
     def _work(
         self,
@@ -137,7 +147,13 @@ class SessionPool:
                     index, scenario = todo.get_nowait()
                 except queue.Empty:
                     return
-                done.put((index, _evaluate(session, scenario)))
+                try:
+                    result = _evaluate(session, scenario)
+                except ImplementationUnavailable as exc:
+                    self.fatal = exc
+                    stop.set()
+                    return
+                done.put((index, result))
         finally:
             if own and session is not None:
                 with contextlib.suppress(Exception):
@@ -164,6 +180,8 @@ def _evaluate(session: Judge, scenario: Scenario) -> ScenarioResult:
     """The session's result, or an ``error`` naming the harness when judging itself broke."""
     try:
         return session.evaluate(scenario)
+    except ImplementationUnavailable:
+        raise
     except Exception as exc:
         detail = "".join(traceback.format_exception(exc))
         return result_of(

@@ -33,7 +33,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from conformance.errors import AdapterError, AdapterFailure, ConformanceError, ScenarioError
+from conformance.errors import (
+    AdapterError,
+    AdapterFailure,
+    ConformanceError,
+    ImplementationUnavailable,
+    ScenarioError,
+)
 from conformance.run.results import Outcome, ScenarioResult, level_counts
 from conformance.run.sandbox import Sandbox
 from conformance.suite.checks import BEHAVIOUR, LEVELS, Tally
@@ -237,6 +243,9 @@ class _Execution:
                 message=f"{where}: {exc}",
                 **self._evidence(),
             )
+        except ImplementationUnavailable:  # no scenario can run: the run ends with it
+            self._end_quietly()
+            raise
         except Exception as exc:  # a runner bug must not stop the run
             self._end_quietly()
             detail = "".join(traceback.format_exception(exc))

@@ -1,5 +1,7 @@
-"""The claude-code connector's own parts, without Claude Code: settings map, inference,
-the MCP server it hands the CLI, and the scripted Messages API.
+"""Claude Code's own pieces and its definitions, without Claude Code: the settings map, the
+dedup inference, the MCP server handed to the CLI, the stream-json transcript, the
+scripted Messages API (the agent model API's Anthropic dialect) and what the agent adapter
+refuses to give it.
 
 The CLI itself is exercised by ``.ci/run``'s Claude Code stage and the fidelity runs.
 """
@@ -17,14 +19,20 @@ from typing import Any
 
 import pytest
 
-from conformance.peers.claude_code.adapter import ClaudeCodeAdapter, _result
-from conformance.peers.claude_code.conversation import TurnResult
-from conformance.peers.claude_code.inference import is_dedup_stub
-from conformance.peers.claude_code.install import Release
+from conformance.errors import ConformanceError
+from conformance.peers.agent.adapter import AgentAdapter
+from conformance.peers.agent.definition import ToolMap, load_definition
+from conformance.peers.agent.install import InstalledAgent
+from conformance.peers.agent.model_api import ScriptedModel, ToolCall, ToolResult, Turn, dialect
+from conformance.peers.agent.pieces import SettingsContext
+from conformance.peers.agent.probe import probe_call, sees_trail
+from conformance.peers.agent.readback import read_back
 from conformance.peers.claude_code.mcp_server import PROBE_TOOLS
-from conformance.peers.claude_code.messages_api import ScriptedModel, Turn, answer
-from conformance.peers.claude_code.settings_map import plan
+from conformance.peers.claude_code.settings_map import plan, session_settings
+from conformance.peers.claude_code.transcript import StreamJson
 from conformance.peers.peer_rules import Unmappable
+
+CLAUDE_CODE = load_definition("claude-code-2.1.88")
 
 ROOT = "/abs/root"
 
@@ -122,6 +130,37 @@ def test_probe_rules_and_matchers_name_both_mcp_tools(tmp_path: Path) -> None:
     assert hooks["PreToolUse"][0]["matcher"] == "Probe"  # the scenario's value is not changed
 
 
+def test_the_definitions_mapper_writes_to_its_config_dir_and_adds_the_root() -> None:
+    """SPEC: PERM-DIRS-1, PERM-SOURCE-1"""
+    context = SettingsContext(ROOT, ROOT + "/sub", CLAUDE_CODE.launch.env)
+    mapped = session_settings(
+        {
+            "userSettings": {"permissions": {"allow": ["Read"]}},
+            "flagSettings": {"permissions": {"deny": ["Bash"]}},
+        },
+        context,
+    )
+    assert mapped.files == {
+        "{work}/config/settings.json": {"permissions": {"allow": ["Read"]}},
+        "{work}/flag-settings.json": {"permissions": {"deny": ["Bash"]}},
+    }
+    assert mapped.argv == ["--settings", "{work}/flag-settings.json", "--add-dir", ROOT]
+    same = session_settings({}, SettingsContext(ROOT, ROOT, CLAUDE_CODE.launch.env))
+    assert (same.files, same.argv) == ({}, [])
+
+
+def test_a_hook_reading_the_project_dir_needs_the_root_as_cwd() -> None:
+    """SPEC: PROTO-UNSUPPORTED-1, HOOK-ENV-1"""
+    hook = {"type": "command", "command": "echo $CLAUDE_PROJECT_DIR"}
+    settings = {"userSettings": {"hooks": {"PreToolUse": [{"matcher": "", "hooks": [hook]}]}}}
+    env = CLAUDE_CODE.launch.env
+    with pytest.raises(Unmappable, match="CLAUDE_PROJECT_DIR"):
+        session_settings(settings, SettingsContext(ROOT, ROOT + "/sub", env))
+    assert session_settings(settings, SettingsContext(ROOT, ROOT, env)).files
+    with pytest.raises(ConformanceError, match="CLAUDE_CONFIG_DIR"):
+        session_settings({}, SettingsContext(ROOT, ROOT, {}))
+
+
 # -- inference -------------------------------------------------------------------
 
 STUB = "File unchanged since last read. The content from the earlier Read tool_result ..."
@@ -138,7 +177,13 @@ STUB = "File unchanged since last read. The content from the earlier Read tool_r
     ],
 )
 def test_only_the_stub_text_of_a_success_is_a_dedup(block: dict[str, Any], expected: bool) -> None:
-    assert is_dedup_stub(block) is expected
+    """SPEC: READ-DEDUP-1, PROTO-INFER-1"""
+    model = dialect("anthropic_messages")
+    message = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "r", **block}]}
+    (result,) = model.tool_results({"messages": [message]})
+    reading = read_back(CLAUDE_CODE, "Read", ToolMap(tool="Read"), result)
+    assert reading.dedup is expected
+    assert reading.content == block["content"]  # the blocks as the model saw them
 
 
 # -- the MCP server --------------------------------------------------------------
@@ -244,7 +289,7 @@ def test_the_test_server_echoes_and_shadows_read() -> None:
     assert replies[2]["result"]["isError"] is True
 
 
-# -- the scripted Messages API ---------------------------------------------------
+# -- the scripted Messages API (the agent model API's Anthropic dialect) ------------
 
 
 def _post(url: str, body: dict[str, Any]) -> bytes:
@@ -256,23 +301,26 @@ def _post(url: str, body: dict[str, Any]) -> bytes:
         return data
 
 
+def _messages_api() -> ScriptedModel:
+    return ScriptedModel(dialect("anthropic_messages"), model="claude-sonnet-4-5").start()
+
+
 def test_main_loop_requests_wait_for_their_turn_and_stream_it() -> None:
-    model = ScriptedModel().start()
+    model = _messages_api()
     got: list[bytes] = []
     body = {
         "stream": True,
-        "tools": [{"name": "Read"}],
+        "tools": [{"name": "Read", "input_schema": {"type": "object"}}],
         "messages": [{"role": "user", "content": "go"}],
     }
     client = threading.Thread(
         target=lambda: got.append(_post(model.base_url + "/v1/messages", body))
     )
     client.start()
-    request = model.next_turn(10)
+    request = model.next_request(10)
     assert request is not None
-    assert request.last_user_content == [{"type": "text", "text": "go"}]
-    use = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/a"}}
-    answer(request, Turn([use]))
+    assert request.body["messages"] == [{"role": "user", "content": "go"}]
+    assert request.answer(Turn(calls=[ToolCall("t1", "Read", {"file_path": "/a"})]))
     client.join(10)
     model.close()
     events = [line[7:] for line in got[0].decode().splitlines() if line.startswith("event: ")]
@@ -288,7 +336,7 @@ def test_main_loop_requests_wait_for_their_turn_and_stream_it() -> None:
 
 
 def test_side_requests_and_token_counts_are_answered_at_once() -> None:
-    model = ScriptedModel().start()
+    model = _messages_api()
     side = json.loads(
         _post(
             model.base_url + "/v1/messages", {"messages": [{"role": "user", "content": "title?"}]}
@@ -301,7 +349,7 @@ def test_side_requests_and_token_counts_are_answered_at_once() -> None:
         )
     )
     started = time.monotonic()
-    assert model.next_turn(0.05) is None
+    assert model.next_request(0.05) is None
     model.close()
     assert side["stop_reason"] == "end_turn"
     assert side["content"] == [{"type": "text", "text": "ok"}]
@@ -310,13 +358,56 @@ def test_side_requests_and_token_counts_are_answered_at_once() -> None:
     assert time.monotonic() - started < 5
 
 
+def test_a_main_loop_request_is_one_that_offers_tools() -> None:
+    """A pool without Read (a deny rule removed it) is still the main loop's."""
+    model = _messages_api()
+    bash = {"name": "Bash", "input_schema": {"type": "object"}}
+    body = {"messages": [{"role": "user", "content": "go"}], "tools": [bash]}
+    done: list[bytes] = []
+    thread = threading.Thread(
+        target=lambda: done.append(_post(model.base_url + "/v1/messages", body))
+    )
+    thread.start()
+    request = model.next_request(5.0)
+    assert request is not None
+    assert [tool.name for tool in request.tools] == ["Bash"]
+    assert request.answer(Turn(text="Done."))
+    thread.join(5.0)
+    model.close()
+    assert json.loads(done[0])["stop_reason"] == "end_turn"
+    assert not model.side_requests
+
+
+# -- the stream-json transcript --------------------------------------------------
+
+
+def test_the_transcript_keeps_results_structured_output_and_last_words() -> None:
+    transcript = StreamJson()
+    assert transcript.last_words() is None
+    shown = {"type": "tool_result", "tool_use_id": "t1", "content": "ok", "cache_control": {}}
+    record = {"type": "user", "message": {"content": [shown]}, "tool_use_result": {"n": 1}}
+    transcript.feed(json.dumps(record) + "\n")
+    transcript.feed("not json\n")
+    transcript.feed(json.dumps({"type": "result", "result": "stopped by a hook"}) + "\n")
+    started = time.monotonic()
+    assert transcript.results(["t1", "t2"], 0.05) == {
+        "t1": {"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": False}
+    }
+    assert time.monotonic() - started < 5
+    assert transcript.structured(["t1", "t2"]) == {"t1": {"n": 1}}
+    assert transcript.last_words() == "its result was 'stopped by a hook'"
+
+
 # -- adapter: what cannot be given faithfully (PROTO-UNSUPPORTED-1) ------------------
 
 
-def _adapter(*, test_tools: bool = False, session_dir: str | None = None) -> Any:
-    adapter = ClaudeCodeAdapter(Release("0", ("claude",), Path("/nowhere")), turn_timeout=1.0)
-    adapter._test_tools = test_tools
-    adapter._session_dir = session_dir
+def _adapter(*, test_tools: bool = False, session_dir: str | None = None) -> AgentAdapter:
+    nowhere = Path("/nowhere")
+    adapter = AgentAdapter(
+        CLAUDE_CODE, InstalledAgent(nowhere, nowhere / "cli.js", nowhere), turn_timeout=1.0
+    )
+    session = {"root": "/s", "test_tools": test_tools}
+    adapter._session = {**session, "session_dir": session_dir} if session_dir else session
     return adapter
 
 
@@ -327,61 +418,48 @@ def _use(name: str, **tool_input: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("tool", ["TaskOutput", "BashOutput", "TaskStop", "KillShell"])
 def test_a_counted_task_id_has_no_counterpart(tool: str) -> None:
     """SPEC: PROTO-UNSUPPORTED-1, BASH-BG-1"""
-    with pytest.raises(Unmappable, match="random ids"):
-        _adapter()._check_faithful([_use(tool, task_id="bash_1")])
-    _adapter()._check_faithful([_use(tool, task_id="b2h1c0rk9")])  # the CLI's own id goes
+    with pytest.raises(Unmappable, match="counted task id"):
+        _adapter()._check_addressable(tool, {"task_id": "bash_1"})
+    _adapter()._check_addressable(tool, {"task_id": "b2h1c0rk9"})  # the CLI's own id goes
+    _, call = _adapter()._map(tool, {"task_id": "b2h1c0rk9"}, False)
+    assert (call.name, call.arguments) == (tool, {"task_id": "b2h1c0rk9"})  # its own tool
 
 
 def test_paths_in_the_session_directorys_own_files_have_no_counterpart() -> None:
     """SPEC: PROTO-UNSUPPORTED-1, HIST-1, RES-PERSIST-1"""
     adapter = _adapter(session_dir="/s/session-1")
     for path in ("/s/session-1/file-history/ab", "/s/session-1/tool-results/x.txt"):
-        with pytest.raises(Unmappable, match="own config directory"):
-            adapter._check_faithful([_use("Read", file_path=path)])
-    adapter._check_faithful([_use("Read", file_path="/s/session-1/notes.txt")])
-    adapter._check_faithful([_use("Glob", pattern="/s/session-1/*.txt")])
+        with pytest.raises(Unmappable, match="keeps elsewhere"):
+            adapter._check_addressable("Read", {"file_path": path})
+    adapter._check_addressable("Read", {"file_path": "/s/session-1/notes.txt"})
+    adapter._check_addressable("Glob", {"pattern": "/s/session-1/*.txt"})
 
 
 def test_tool_search_without_a_cli_tool_search_has_no_counterpart() -> None:
     """SPEC: PROTO-UNSUPPORTED-1, REG-SEARCH-1"""
-    with pytest.raises(Unmappable, match="no ToolSearch"):
-        _adapter(test_tools=True)._check_faithful([_use("ToolSearch", query="echo")])
-    _adapter()._check_faithful([_use("ToolSearch", query="echo")])  # no test tools: unknown
+    search = [_use("ToolSearch", query="echo")]
+    why = _adapter(test_tools=True)._unoffered_search(search, {"Read"}, True)
+    assert why is not None
+    assert "no ToolSearch" in why
+    assert _adapter(test_tools=True)._unoffered_search(search, {"ToolSearch"}, True) is None
+    assert _adapter()._unoffered_search(search, set(), False) is None  # no test tools: unknown
 
 
 def test_a_probe_that_would_see_a_trail_has_no_counterpart() -> None:
     """SPEC: PROTO-UNSUPPORTED-1, PROTO-PROBE-3, SCHED-CONTEXT-1"""
     safe = {"concurrency_safe": True}
-    adapter = _adapter(test_tools=True)
-    adapter._check_faithful([_use("Probe", label="A", **safe), _use("Read", file_path="/x")])
+    assert not sees_trail([_use("Probe", label="A", **safe), _use("Read")], earlier=0)
     batch = [_use("Probe", label="A", **safe), _use("Probe", label="B", **safe)]
-    adapter._check_faithful(batch)  # one safe batch: neither sees the other
-    with pytest.raises(Unmappable, match="context modifier"):
-        adapter._check_faithful([_use("Probe", label="U"), _use("Probe", label="A", **safe)])
-    adapter._probes_done = 1  # an earlier call's Probe succeeded
-    with pytest.raises(Unmappable, match="context modifier"):
-        adapter._check_faithful([_use("Probe", label="C")])
-    assert adapter._to_cli(_use("Probe", label="C", **safe))["name"] == PROBE_TOOLS[1]
-    assert _adapter()._to_cli(_use("Probe", label="C"))["name"] == "Probe"  # no test tools
-
-
-def test_a_main_loop_request_is_one_that_offers_tools() -> None:
-    """A pool without Read (a deny rule removed it) is still the main loop's."""
-    model = ScriptedModel().start()
-    body = {"messages": [{"role": "user", "content": "go"}], "tools": [{"name": "Bash"}]}
-    done: list[bytes] = []
-    thread = threading.Thread(
-        target=lambda: done.append(_post(model.base_url + "/v1/messages", body))
-    )
-    thread.start()
-    request = model.next_turn(5.0)
-    assert request is not None
-    assert request.tools == [{"name": "Bash"}]
-    answer(request, Turn([{"type": "text", "text": "Done."}], "end_turn"))
-    thread.join(5.0)
-    model.close()
-    assert done
-    assert not model.side_requests
+    assert not sees_trail(batch, earlier=0)  # one safe batch: neither sees the other
+    assert sees_trail([_use("Probe", label="U"), _use("Probe", label="A", **safe)], earlier=0)
+    assert sees_trail([_use("Probe", label="C")], earlier=1)  # an earlier call's Probe succeeded
+    assert CLAUDE_CODE.test_tools is not None
+    assert probe_call(CLAUDE_CODE.test_tools, {"label": "C", **safe}).name == PROBE_TOOLS[1]
+    assert probe_call(CLAUDE_CODE.test_tools, {"label": "C"}).name == PROBE_TOOLS[0]
+    with pytest.raises(Unmappable, match="bash_error"):
+        probe_call(CLAUDE_CODE.test_tools, {"label": "C", "bash_error": True})
+    _, call = _adapter()._map("Probe", {"label": "C"}, False)
+    assert call.name == "Probe"  # no test tools: the CLI's unknown tool
 
 
 @pytest.mark.parametrize(
@@ -397,9 +475,11 @@ def test_auto_mode_and_probe_specifiers_are_unmappable(
 
 
 def test_a_result_block_protocol_v1_cannot_carry_is_unsupported_not_passed_on() -> None:
-    use = {"id": "t1", "name": "ToolSearch"}
-    shown = {"tool_use_id": "t1", "content": [{"type": "text", "text": "ok"}]}
-    assert _result(TurnResult({"t1": shown}, {}, []), use)["tool_result"] is shown
-    odd = {"tool_use_id": "t1", "content": [{"type": "tool_reference", "tool_name": "Probe"}]}
+    search = ToolMap(tool="ToolSearch")
+    shown = [{"type": "text", "text": "ok"}]
+    result = ToolResult("t1", None, "ok", False, 0, {"tool_use_id": "t1", "content": shown})
+    assert read_back(CLAUDE_CODE, "ToolSearch", search, result).content == shown
+    odd = [{"type": "tool_reference", "tool_name": "Probe"}]
+    result = ToolResult("t1", None, "", False, 0, {"tool_use_id": "t1", "content": odd})
     with pytest.raises(Unmappable, match="tool_reference"):
-        _result(TurnResult({"t1": odd}, {}, []), use)
+        read_back(CLAUDE_CODE, "ToolSearch", search, result)

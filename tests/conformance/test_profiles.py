@@ -13,8 +13,10 @@ from conformance.analysis.fidelity import Report, profile_line
 from conformance.analysis.release_diff import Unspecified, diff_markdown, diff_reports
 from conformance.analysis.spec_lint import check_spec, reference_profiles
 from conformance.cli import main
-from conformance.peers.claude_code.adapter import ClaudeCodeAdapter, played_profile
-from conformance.peers.claude_code.install import Release
+from conformance.peers.agent.adapter import AgentAdapter
+from conformance.peers.agent.definition import AgentDefinition
+from conformance.peers.agent.install import InstalledAgent
+from conformance.peers.claude_code.releases import release_definition
 from conformance.suite.registry import DEFAULT_SPEC
 from conformance.suite.scenario import scenario_schema
 from conformance.suite.spec import Spec
@@ -142,13 +144,22 @@ def test_run_profile_judges_one_contract_and_records_it(
     capsys.readouterr()
 
 
+def _claude_code(definition: AgentDefinition) -> AgentAdapter:
+    nowhere = Path("/nonexistent")
+    return AgentAdapter(definition, InstalledAgent(nowhere, nowhere, nowhere), turn_timeout=1.0)
+
+
 def test_the_claude_code_connector_plays_its_release_only() -> None:
-    assert played_profile("2.1.88", "2.1.88") == "claude-code-2.1.88"
-    assert played_profile("latest", "2.1.400") == "claude-code-latest"
-    assert played_profile("2.1.332", "2.1.332") == "claude-code-latest"
-    assert played_profile("2.1.100", "2.1.100") is None
-    release = Release(version="2.1.88", argv=("claude",), directory=Path("/nonexistent"))
-    adapter = ClaudeCodeAdapter(release, turn_timeout=1.0, profile="claude-code-2.1.88")
+    assert release_definition("2.1.88", "2.1.88").profiles == ("claude-code-2.1.88",)
+    latest = release_definition("latest", "2.1.400")
+    assert (latest.profiles, latest.install.version) == (("claude-code-latest",), "2.1.400")
+    assert release_definition("latest", "2.1.332").name == "claude-code-2.1.332"
+    assert release_definition("2.1.332", "2.1.332").profiles == ("claude-code-latest",)
+    unmeasured = release_definition("2.1.100", "2.1.100")
+    assert unmeasured.profiles == ()
+    assert "profiles" not in unmeasured.features
+    assert unmeasured.install.program == release_definition("2.1.88", "2.1.88").install.program
+    adapter = _claude_code(release_definition("2.1.88", "2.1.88"))
     hello = adapter.handle({"seq": 1, "cmd": "hello", "protocol": 1})
     assert hello["profiles"] == ["claude-code-2.1.88"]
     begin = {"root": "/tmp", "profile": "claude-code-latest"}
@@ -226,8 +237,7 @@ def test_a_profile_is_immutable_and_defaults_to_documented() -> None:
 
 def test_a_release_does_not_claim_the_tools_it_was_measured_to_lack() -> None:
     def features(version: str) -> list[str]:
-        release = Release(version=version, argv=("claude",), directory=Path("/nonexistent"))
-        adapter = ClaudeCodeAdapter(release, turn_timeout=1.0, profile=None)
+        adapter = _claude_code(release_definition(version, version))
         answer: list[str] = adapter.handle({"seq": 1, "cmd": "hello", "protocol": 1})["features"]
         return answer
 

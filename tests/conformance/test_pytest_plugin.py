@@ -28,7 +28,9 @@ def suite(tmp_path: Path) -> Path:
     return tmp_path / "suite"
 
 
-def pytest_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def pytest_run(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", *PLUGIN, "-p", "no:cacheprovider", "-rsx", *args],
         cwd=cwd,
@@ -36,6 +38,7 @@ def pytest_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
         check=False,
+        env=env,
     )
 
 
@@ -146,6 +149,34 @@ def test_an_implementation_that_cannot_start_fails_every_item(suite: Path) -> No
     )
     assert done.returncode == 1
     assert "cannot start implementation" in done.stdout
+
+
+def test_a_peer_that_cannot_be_installed_ends_the_session_with_one_line(
+    suite: Path, tmp_path: Path
+) -> None:
+    bare = tmp_path / "bin"  # a PATH without node or npm
+    bare.mkdir()
+    env = {**os.environ, "PATH": str(bare), "TOOLCONF_CACHE": str(tmp_path / "cache")}
+    done = pytest_run(
+        suite,
+        str(suite / "basic" / "call-ok.yaml"),
+        str(suite / "basic"),
+        "--toolconf-impl",
+        "agent:gemini-cli",
+        env=env,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    said = [line for line in done.stdout.splitlines() if "cannot run" in line]
+    assert (
+        said
+        == [
+            "!!!!!! _pytest.outcomes.Exit: toolconf: cannot run agent:gemini-cli: node is not on "
+            "PATH: npm peers need Node.js 20 or later and npm (Debian: apt-get install nodejs npm; "
+            "elsewhere https://nodejs.org) !!!!!!"
+        ]
+        or len(said) == 1
+    ), done.stdout
+    assert "failed" not in done.stdout.splitlines()[-1]  # no item failed: the session ended
 
 
 REPO = Path(__file__).resolve().parents[2]

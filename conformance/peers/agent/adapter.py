@@ -14,32 +14,52 @@ records, a list of parts); ``end`` ends the agent's whole process group. The
 agent's stderr, and every attempt it made to reach beyond the loopback, go
 to the run's report through ``take_stderr``.
 
-Honesty (the issue's two rules, PROTO-UNSUPPORTED-1): nothing the agent
-lacks is added, and what it cannot be given is not applicable, never a
-failure. So ``unsupported`` answers: a profile it does not play; settings
-other than allow rules (every agent runs with every call allowed, so allow
-rules change nothing, while deny and ask rules, modes and hooks have no
-counterpart); test tools; an engine knob in the session's environment the
-agent does not read; ``tools`` (its own tool pool is not this tool system's);
-an interrupt; a tool the definition does not play, an input it cannot carry,
-a call naming the session directory's own files (the agent keeps its own
-elsewhere) or a counted task id (``conformance.peers.peer_rules``).
+Honesty (PROTO-UNSUPPORTED-1): nothing the agent lacks is added, and what it
+cannot be given is not applicable, never a failure. So ``unsupported``
+answers: a profile it does not play; settings other than allow rules when
+the definition has no settings mapper (such an agent runs with every call
+allowed, so allow rules change nothing, while deny and ask rules, modes and
+hooks have no counterpart), and what its mapper refuses when it has one;
+test tools, unless the definition names the tools that play Probe
+(``probe``); an engine knob in the session's environment the agent does not
+read; ``tools``, unless the agent's tool pool is this tool system's own; an
+interrupt; a tool the definition does not play (with a pool of its own: that
+the agent does not offer, for ToolSearch), an input it cannot carry, a call
+naming the session directory's own files (the agent keeps its own
+elsewhere) or a counted task id (``conformance.peers.peer_rules``); a result
+holding a block protocol v1 cannot carry; and a call after the agent ended
+the conversation itself.
+
+What the definition's capabilities add (``definition``): the session's
+settings through its mapper, at ``begin``; the prompt tool's answer (the
+session's ``prompt``, ``deny`` when it gives none) and every question it
+answered as a ``permission_request`` event; test tools' MCP servers; each
+call's structured result from the transcript (``outcome.output``); the text
+blocks of a message sent with its calls, and its streaming pace.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from conformance.peers.agent.definition import AgentDefinition, ToolMap
 from conformance.peers.agent.install import InstalledAgent
 from conformance.peers.agent.mapping import AgentCall, map_call
+from conformance.peers.agent.pieces import SettingsContext, SettingsMapper, SettingsPlan, load_piece
+from conformance.peers.agent.probe import probe_call, sees_trail
 from conformance.peers.agent.readback import read_back
-from conformance.peers.agent.session import AgentCrash, AgentSession, AgentTimeout
+from conformance.peers.agent.session import (
+    AgentCrash,
+    AgentSession,
+    AgentTimeout,
+    ConversationEnded,
+)
 from conformance.peers.npm import PeerUnavailable
 from conformance.peers.peer_rules import Unmappable, counted_task_id, names_own_files
+from reference.errors import BadRequest
 from reference.protocol.schema import PROTOCOL
 from reference.protocol.server import Handler, ProtocolServer
 from reference.settings import SOURCES
@@ -78,6 +98,11 @@ class AgentAdapter(ProtocolServer):
         self._session: Mapping[str, Any] | None = None
         self._running: AgentSession | None = None
         self._log: list[str] = []
+        self._settings = SettingsPlan()
+        self._probes_done = 0  # Probes that succeeded in this session
+        self._mapper: SettingsMapper | None = None
+        if definition.permissions is not None:
+            self._mapper = load_piece(definition.permissions.settings, "permissions.settings")
 
     # -- protocol -----------------------------------------------------------
 
@@ -137,8 +162,17 @@ class AgentAdapter(ProtocolServer):
         if wanted is not None and wanted not in definition.profiles:  # PROTO-BEGIN-3
             plays = ", ".join(definition.profiles) or "documented only"
             raise Unmappable(f"{definition.name} plays {plays}, not {wanted}")
-        _check_settings(definition.name, session.get("settings") or {})
-        if session.get("test_tools"):
+        settings = session.get("settings") or {}
+        if self._mapper is None:
+            _check_settings(definition.name, settings)
+            self._settings = SettingsPlan()
+        else:
+            root = str(session["root"])
+            context = SettingsContext(
+                root=root, cwd=str(session.get("cwd") or root), env=definition.launch.env
+            )
+            self._settings = self._mapper(settings, context)
+        if session.get("test_tools") and definition.test_tools is None:
             raise Unmappable(f"{definition.name} registers no test tools (no Probe, no test MCP)")
         env = {str(k): str(v) for k, v in (session.get("env") or {}).items()}
         unread = sorted(
@@ -149,26 +183,42 @@ class AgentAdapter(ProtocolServer):
         if unread:
             raise Unmappable(f"{definition.name} reads no {', '.join(unread)}")
         self._session = dict(session)
+        self._probes_done = 0
         return {"ok": True}
 
     def _call(self, request: Mapping[str, Any]) -> dict[str, Any]:
         tool_use = request["tool_use"]
-        (result,) = self._turn([tool_use], 0.0)
-        return {**result, "events": []}
+        (result,) = self._turn([tool_use], "", 0.0)
+        return result
 
     def _message(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        if "interrupt" in request:
-            raise Unmappable("an interrupt has no counterpart: the agent runs its turn whole")
-        uses = [b for b in request["content"] if b.get("type", "tool_use") == "tool_use"]
+        content = request["content"]
+        uses = [b for b in content if b.get("type", "tool_use") == "tool_use"]  # DISP-EXTRACT-1
         ids = [str(use["id"]) for use in uses]
         if len(set(ids)) != len(ids):
-            raise Unmappable("a message repeating a tool_use id cannot be sent to the agent")
+            raise BadRequest("message repeats a tool_use id")  # PROTO-BAD-1
+        if "interrupt" in request:
+            raise Unmappable("an interrupt has no counterpart: the agent runs its turn whole")
+        # the model's text goes with its calls; thinking needs a real signature
+        text = "\n\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
         delay = float(request.get("block_delay_ms") or 0) / 1000.0
-        results = self._turn(uses, delay if request.get("streaming") else 0.0)
-        return {"results": results, "events": []}
+        results = self._turn(uses, text, delay if request.get("streaming") else 0.0)
+        events = [event for result in results for event in result.pop("events")]
+        return {"results": results, "events": events}
 
     def _tools(self, _request: Mapping[str, Any]) -> dict[str, Any]:
-        raise Unmappable(f"{self.definition.name}'s own tool pool is not this tool system's")
+        if self.definition.tool_pool != "own":
+            raise Unmappable(f"{self.definition.name}'s own tool pool is not this tool system's")
+        offered = self._ensure_running().tools
+        exported = [
+            {
+                "name": tool.name,
+                **({"description": tool.description} if tool.description else {}),
+                "input_schema": dict(tool.schema),
+            }
+            for tool in offered
+        ]
+        return {"tools": exported, "deferred": []}
 
     def _end(self, _request: Mapping[str, Any]) -> dict[str, Any]:
         self._stop()
@@ -177,37 +227,100 @@ class AgentAdapter(ProtocolServer):
 
     # -- turns --------------------------------------------------------------
 
-    def _turn(self, uses: Sequence[Mapping[str, Any]], block_delay: float) -> list[dict[str, Any]]:
+    def _turn(
+        self, uses: Sequence[Mapping[str, Any]], text: str, block_delay: float
+    ) -> list[dict[str, Any]]:
         """Each use mapped (all before any is sent), sent as one turn, and read back."""
+        definition = self.definition
+        test_tools = self._test_tools()
+        if test_tools and sees_trail(uses, earlier=self._probes_done):
+            raise Unmappable(
+                "a Probe here would see an earlier Probe's context modifier (PROTO-PROBE-3); "
+                "the agent's Probe is an MCP tool, which has none"
+            )
         calls: list[tuple[str, str, ToolMap, AgentCall]] = []
         for use in uses:
             name, tool_use_id = str(use["name"]), str(use["id"])
             self._check_addressable(name, use.get("input"))
-            tool_map = self.definition.played(name)
-            if tool_map is None:
-                raise Unmappable(f"{self.definition.name} has no tool playing {name}")
-            call = map_call(name, tool_map, use.get("input"), _disk)
+            tool_map, call = self._map(name, use.get("input"), test_tools)
             calls.append((tool_use_id, name, tool_map, call))
         running = self._ensure_running()
-        found = running.take_turn([(i, call) for i, _, _, call in calls], timeout=self.turn_timeout)
+        offered = {tool.name for tool in running.tools} if running.request else None
+        if unoffered := self._unoffered_search(uses, offered, test_tools):
+            raise Unmappable(unoffered)
+        try:
+            found = running.take_turn(
+                [(i, call) for i, _, _, call in calls],
+                timeout=self.turn_timeout,
+                text=text,
+                block_delay=block_delay,
+            )
+        except ConversationEnded as exc:  # PROTO-UNSUPPORTED-1: no later turn can be sent
+            raise Unmappable(f"{exc}; later calls of the session cannot be sent") from exc
+        ids = [tool_use_id for tool_use_id, _, _, _ in calls]
+        structured = running.structured(ids)
+        asked = running.take_prompts()
         answers: list[dict[str, Any]] = []
         for tool_use_id, name, tool_map, _call in calls:
             result = found.get(tool_use_id)
             if result is None:
-                raise AgentCrash(f"{self.definition.name} sent back no result for {tool_use_id}")
-            reading = read_back(self.definition, name, tool_map, result)
+                raise AgentCrash(f"{definition.name} sent back no result for {tool_use_id}")
+            reading = read_back(definition, name, tool_map, result)
             block = {
                 "type": "tool_result",
                 "tool_use_id": tool_use_id,
-                "content": reading.text,
+                "content": reading.content,
                 "is_error": reading.is_error,
             }
             outcome: dict[str, Any] = {"dedup": reading.dedup}
             if result.model_text != reading.text:  # PROTO-OUTCOME-1's received
                 outcome["received"] = result.model_text
-            answers.append({"tool_result": block, "outcome": outcome})
-        del block_delay  # the dialects can pace blocks; no agent claims streaming
+            if isinstance(structured.get(tool_use_id), dict):
+                outcome["output"] = structured[tool_use_id]
+            if name == "Probe" and test_tools and not reading.is_error:
+                self._probes_done += 1  # its context modifier joins the session's (PROTO-PROBE-3)
+            events = [
+                {
+                    "type": "permission_request",  # PERM-PROMPT-1
+                    "id": tool_use_id,
+                    "tool": name,
+                    "answer": question.get("answer"),
+                }
+                for question in asked
+                if question.get("tool_use_id") in (tool_use_id, None)
+            ]
+            answers.append({"tool_result": block, "outcome": outcome, "events": events})
         return answers
+
+    def _map(self, name: str, tool_input: object, test_tools: bool) -> tuple[ToolMap, AgentCall]:
+        """The agent's call for a protocol ``name`` call, and the map its result is read by."""
+        definition = self.definition
+        probe = definition.test_tools
+        if name == "Probe" and test_tools and probe is not None:
+            call = probe_call(probe, tool_input)
+            return ToolMap(tool=call.name), call
+        tool_map = definition.played(name)
+        if tool_map is not None:
+            return tool_map, map_call(name, tool_map, tool_input, _disk)
+        if definition.tool_pool == "own":  # its own tool of that name, or its "no such tool"
+            arguments = dict(tool_input) if isinstance(tool_input, Mapping) else {}
+            return ToolMap(tool=name), AgentCall(name, "function", arguments)
+        raise Unmappable(f"{definition.name} has no tool playing {name}")
+
+    def _test_tools(self) -> bool:
+        return bool((self._session or {}).get("test_tools"))
+
+    def _unoffered_search(
+        self, uses: Sequence[Mapping[str, Any]], offered: Collection[str] | None, test_tools: bool
+    ) -> str | None:
+        """Why a ToolSearch has no counterpart: with test tools, an agent that offers none
+        (``offered`` names what it offers) defers none of them, so the scenario's deferral
+        has no counterpart."""
+        if not test_tools or self.definition.tool_pool != "own" or offered is None:
+            return None
+        if "ToolSearch" in offered or not any(use.get("name") == "ToolSearch" for use in uses):
+            return None
+        return f"{self.definition.name} offers no ToolSearch here: it defers none of these tools"
 
     def _check_addressable(self, name: str, tool_input: object) -> None:
         session = self._session or {}
@@ -237,6 +350,9 @@ class AgentAdapter(ProtocolServer):
             env=env,
             home=Path(str(home)) if home else None,
             isolate=self.isolate,
+            settings=self._settings,
+            prompt_answer=str(session.get("prompt") or "deny"),
+            test_tools=self._test_tools(),
         )
         self._running = running.start()
         return running

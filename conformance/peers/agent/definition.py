@@ -29,8 +29,38 @@ connector knows of one agent, and nothing is known elsewhere:
   to make whatever its settings, each with why (the run still records them);
 - ``limits``: what the definition cannot express, in words, for the notes.
 
+An agent whose tool system is the one this suite models (Claude Code) can do
+more than the six tools with every call allowed. Its definition says so with
+capabilities, each naming the piece that provides it (``pieces``):
+
+- ``tool_pool: own``: the agent's tool pool is this tool system's own, so a
+  protocol tool the definition does not map goes under its own name with
+  its input as it is (the agent's own "no such tool" included), and
+  ``tools`` answers the tools it offered its model;
+- ``results: blocks``: a result goes back as the content blocks the model
+  saw (text, image, document), not as text alone;
+- ``permissions``: a settings mapper (``"module:attr"``, a
+  ``pieces.SettingsMapper``) gives the agent a session's settings sources,
+  rules, modes and hooks as its own files and flags; with ``prompt``, the
+  agent asks its questions through a prompt tool that answers as the
+  session's ``prompt`` says (``{prompt_answer}``) and logs every question
+  (``{prompt_log}``), each reported as a ``permission_request`` event;
+- ``mcp_servers``: MCP servers the runner's own Python serves the agent, in
+  an MCP configuration file (``{mcp_config}``) its command line names; some
+  only in sessions with test tools;
+- ``test_tools``: the MCP tools that play the Probe test tool
+  (PROTO-PROBE-1), one for each concurrency safety;
+- ``transcript``: a reader of the agent's stdout (``"module:attr"``, a
+  ``pieces.Transcript`` factory) for each call's structured result, the
+  results of a turn after which the agent ended the conversation, and its
+  last words.
+
+A new agent is still one data file, plus a dialect if it speaks a new API;
+an agent with such capabilities is a data file naming its pieces.
+
 The schema is pydantic's, strict and closed: an unknown key, a wrong type or
-a feature without its tool is an error naming the file and the place.
+a feature without its tool (or its capability) is an error naming the file
+and the place.
 """
 
 from __future__ import annotations
@@ -54,6 +84,9 @@ __all__ = [
     "AgentDefinition",
     "FileSpec",
     "Inference",
+    "McpServer",
+    "Permissions",
+    "ProbeTools",
     "ResultRule",
     "ToolMap",
     "load_definition",
@@ -67,12 +100,28 @@ PROTOCOL_TOOLS: Final = ("Read", "Write", "Edit", "Glob", "Grep", "Bash")
 """The protocol v1 tools an agent's own tools may play."""
 
 PLACEHOLDERS: Final = frozenset(
-    {"program", "package", "prompt", "base_url", "port", "model", "root", "cwd", "home", "work"}
+    {
+        "program",
+        "package",
+        "prompt",
+        "base_url",
+        "port",
+        "model",
+        "root",
+        "cwd",
+        "home",
+        "work",
+        "mcp_config",
+        "prompt_answer",
+        "prompt_log",
+    }
 )
 """What ``{name}`` may stand for in a launch string or a configuration file:
 the installed program and package directory, the prompt, the scripted model's
 ``http://127.0.0.1:PORT`` and port, the model name, the session's root and
-cwd, the agent's own home and a working directory of the connector's own."""
+cwd, the agent's own home, a working directory of the connector's own, the
+MCP configuration file (``mcp_servers``), and the prompt tool's answer and
+log (``permissions.prompt``)."""
 
 _FEATURE_TOOL: Final = {
     "read": "Read",
@@ -83,9 +132,26 @@ _FEATURE_TOOL: Final = {
     "bash": "Bash",
 }
 ProtocolTool = Literal["Read", "Write", "Edit", "Glob", "Grep", "Bash"]
-_KNOWN_FEATURES: Final = frozenset({*_FEATURE_TOOL, "dedup", "profiles"})
+_OWN_POOL_FEATURES: Final = frozenset(
+    {
+        "token_gate",
+        "images",
+        "pdf",
+        "notebooks",
+        "notebook_edit",
+        "scheduler",
+        "streaming",
+        "result_persistence",
+        "registry",
+    }
+)
+"""Features only an agent whose tool pool is this tool system's own can show."""
+_KNOWN_FEATURES: Final = frozenset(
+    {*_FEATURE_TOOL, "dedup", "profiles", "permissions", "hooks", "test_tools"} | _OWN_POOL_FEATURES
+)
 _VERSION: Final = re.compile(r"^\d+\.\d+\.\d+$")
 _PLACEHOLDER: Final = re.compile(r"\{(\w+)\}")
+_PIECE: Final = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 
 
 class _Strict(BaseModel):
@@ -220,6 +286,38 @@ class Inference(_Strict):
         return tool in self.tools and _compiled(self.pattern).search(text) is not None
 
 
+class Permissions(_Strict):
+    """How the agent is given a session's permission settings, and how it asks."""
+
+    settings: str = Field(
+        pattern=_PIECE,
+        description="module:attr of a pieces.SettingsMapper: settings to files and flags.",
+    )
+    prompt: bool = Field(
+        default=False,
+        description="The agent asks through a prompt tool given {prompt_answer}, logging "
+        "each question to {prompt_log}.",
+    )
+
+
+class McpServer(_Strict):
+    """An MCP server the runner's own Python serves the agent (``python -m MODULE ARGS``)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]+$")
+    module: str = Field(pattern=r"^[A-Za-z_][\w.]*$")
+    args: tuple[str, ...] = ()
+    when: Literal["always", "test_tools"] = Field(
+        default="always", description="test_tools: only in a session with test tools."
+    )
+
+
+class ProbeTools(_Strict):
+    """The agent's tools that play the Probe test tool (PROTO-PROBE-1), by concurrency safety."""
+
+    probe: str = Field(min_length=1, description="Plays a Probe that is not concurrency-safe.")
+    probe_safe: str = Field(min_length=1, description="Plays a concurrency-safe Probe.")
+
+
 class Escape(_Strict):
     """A connection attempt beyond the loopback the agent makes whatever its settings."""
 
@@ -248,6 +346,21 @@ class AgentDefinition(_Strict):
     )
     escapes: tuple[Escape, ...] = ()
     limits: tuple[str, ...] = Field(default=(), description="What the definition cannot express.")
+    tool_pool: Literal["mapped", "own"] = Field(
+        default="mapped",
+        description="own: the agent's tools are this tool system's; unmapped ones go as they are.",
+    )
+    results: Literal["text", "blocks"] = Field(
+        default="text", description="blocks: results go back as the content blocks the model saw."
+    )
+    permissions: Permissions | None = None
+    mcp_servers: tuple[McpServer, ...] = ()
+    test_tools: ProbeTools | None = None
+    transcript: str | None = Field(
+        default=None,
+        pattern=_PIECE,
+        description="module:attr of a pieces.Transcript factory reading the agent's stdout.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> AgentDefinition:
@@ -257,6 +370,7 @@ class AgentDefinition(_Strict):
         for feature, tool in _FEATURE_TOOL.items():
             if (feature in self.features) != (tool in self.tools):
                 raise ValueError(f"feature {feature} is claimed exactly when {tool} is played")
+        self._check_capabilities()
         if ("profiles" in self.features) != bool(self.profiles):
             raise ValueError("the profiles feature is claimed exactly when profiles are named")
         for pattern in self.env_knobs:
@@ -270,7 +384,40 @@ class AgentDefinition(_Strict):
                     raise ValueError(f"{where}: unknown placeholder {{{name}}}")
         return self
 
+    def _check_capabilities(self) -> None:
+        """Each feature beyond the six tools is claimed only with what provides it."""
+        features = set(self.features)
+        own = sorted(features & _OWN_POOL_FEATURES)
+        if own and self.tool_pool != "own":
+            raise ValueError(f"features {own} need tool_pool: own")
+        if {"images", "pdf"} & features and self.results != "blocks":
+            raise ValueError("images and pdf need results: blocks (an image is no text)")
+        if self.results == "blocks" and self.model_api.dialect != "anthropic_messages":
+            raise ValueError("results: blocks needs a dialect whose results are content blocks")
+        if {"permissions", "hooks"} & features and self.permissions is None:
+            raise ValueError("permissions and hooks need permissions.settings (a settings mapper)")
+        if ("test_tools" in features) != (self.test_tools is not None):
+            raise ValueError("test_tools is claimed exactly when test_tools names the Probe tools")
+        launched = " ".join(text for _, text in self._launch_strings())
+        if self.mcp_servers and "{mcp_config}" not in launched:
+            raise ValueError("mcp_servers are given only where the launch names {mcp_config}")
+        served = " ".join(a for server in self.mcp_servers for a in server.args)
+        if self.permissions is not None and self.permissions.prompt:
+            for name in ("{prompt_answer}", "{prompt_log}"):
+                if name not in served:
+                    raise ValueError(f"permissions.prompt needs an MCP server given {name}")
+        names = [server.name for server in self.mcp_servers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"mcp_servers names repeat: {names}")
+
     def _strings(self) -> list[tuple[str, str]]:
+        found = self._launch_strings()
+        found += [
+            (f"mcp_servers.{server.name}", a) for server in self.mcp_servers for a in server.args
+        ]
+        return found
+
+    def _launch_strings(self) -> list[tuple[str, str]]:
         found = [("launch.argv", a) for a in self.launch.argv]
         found += [(f"launch.env.{k}", v) for k, v in self.launch.env.items()]
         found += [(f"launch.env_json.{k}", json.dumps(v)) for k, v in self.launch.env_json.items()]

@@ -10,6 +10,15 @@ for the next, which carries the tool results exactly as the agent shows them
 to its model. ``close`` sends a final text, lets the agent exit and ends its
 whole process group (PROTO-KILL-1), killing it on overrun.
 
+A definition's capabilities (``definition``) add to the launch: the
+settings mapper's files and arguments for the session (``settings``), an
+MCP configuration file of the servers it names (``mcp_servers``), the
+prompt tool's answer and log (``take_prompts`` reads the questions asked),
+and a transcript of stdout (``structured`` gives each call's structured
+result). A process that ends the conversation right after a turn, with that
+turn's results on its transcript, has answered the turn; the next one raises
+``ConversationEnded``.
+
 Every wait is bounded: start-up, each turn and the exit; past a deadline the
 process group is killed and ``AgentTimeout`` raised. A process that exits
 mid-conversation raises ``AgentCrash`` with its last words. The agent's
@@ -24,7 +33,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -35,7 +43,7 @@ from typing import IO, Any, Final
 
 from conformance.errors import ConformanceError
 from conformance.peers.agent.definition import AgentDefinition
-from conformance.peers.agent.install import InstalledAgent
+from conformance.peers.agent.install import InstalledAgent, find_path_tool
 from conformance.peers.agent.loopback import (
     Escape,
     loopback_available,
@@ -43,6 +51,7 @@ from conformance.peers.agent.loopback import (
     wrap_loopback,
 )
 from conformance.peers.agent.mapping import AgentCall
+from conformance.peers.agent.mcp_servers import write_mcp_config
 from conformance.peers.agent.model_api import (
     MainRequest,
     OfferedTool,
@@ -52,6 +61,7 @@ from conformance.peers.agent.model_api import (
     Turn,
     dialect,
 )
+from conformance.peers.agent.pieces import SettingsPlan, Transcript, load_piece
 from conformance.peers.isolation import kill_tree
 from conformance.peers.npm import PeerUnavailable
 
@@ -65,6 +75,8 @@ __all__ = [
 
 _KEEP: Final = 64 * 1024
 _FINAL: Final = "Done."
+_TRANSCRIPT_GRACE: Final = 2.0
+"""Seconds a turn's results may take to show on the transcript after its next request."""
 
 
 class AgentTimeout(ConformanceError):
@@ -101,12 +113,21 @@ class AgentSession:
         env: Mapping[str, str] | None = None,
         home: Path | None = None,
         isolate: bool | None = None,
+        settings: SettingsPlan | None = None,
+        prompt_answer: str = "allow",
+        test_tools: bool = False,
     ) -> None:
         self.definition = definition
         self.agent = agent
         self.root = root
         self.cwd = cwd or root
         self.env = dict(env or {})
+        self.settings = settings or SettingsPlan()
+        """The settings mapper's files and arguments for this session (none without one)."""
+        self.prompt_answer = prompt_answer
+        """How the prompt tool answers the agent's questions (``permissions.prompt``)."""
+        self.test_tools = test_tools
+        """Whether the MCP servers given only with test tools are given."""
         self.times = SessionTimes(turns=[])
         self.isolated = loopback_available() if isolate is None else isolate
         if isolate and not loopback_available():
@@ -118,6 +139,11 @@ class AgentSession:
         self.home = home or self.work / "home"
         """The agent's HOME: the session's home when given, else one of its own."""
         self._record = self.work / "escapes.jsonl"
+        self._prompt_log = self.work / "prompts.jsonl"
+        self._prompts_seen = 0
+        self.transcript: Transcript | None = None
+        if definition.transcript is not None:
+            self.transcript = load_piece(definition.transcript, "transcript")()
         self._stdout: collections.deque[str] = collections.deque()
         self._stderr: collections.deque[str] = collections.deque()
         self._pending: MainRequest | None = None
@@ -174,6 +200,9 @@ class AgentSession:
             "cwd": str(cwd),
             "home": str(home),
             "work": str(self.work),
+            "mcp_config": str(self.work / "mcp.json"),
+            "prompt_answer": self.prompt_answer,
+            "prompt_log": str(self._prompt_log),
         }
         for spec in launch.files:
             path = Path(_expand(spec.path, values))
@@ -182,10 +211,25 @@ class AgentSession:
                 path.write_text(json.dumps(_expand_json(spec.json_, values), indent=2), "utf-8")
             else:
                 path.write_text(_expand(spec.text or "", values), "utf-8")
+        for written, value in self.settings.files.items():  # contents as they are
+            path = Path(_expand(written, values))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(value, indent=2), "utf-8")
+        self._prompt_log.touch()
+        if definition.mcp_servers:
+            write_mcp_config(
+                Path(values["mcp_config"]),
+                {
+                    server.name: [_expand(a, values) for a in server.args]
+                    for server in definition.mcp_servers
+                    if server.when == "always" or self.test_tools
+                },
+                {server.name: server.module for server in definition.mcp_servers},
+            )
         process_env = self._environment(home, values, env)
         for command in launch.setup:
             self._setup([_expand(a, values) for a in command], cwd, process_env)
-        argv = self._wrap([_expand(a, values) for a in launch.argv])
+        argv = self._wrap([_expand(a, values) for a in (*launch.argv, *self.settings.argv)])
         started = time.monotonic()
         try:
             self.process = subprocess.Popen(
@@ -202,9 +246,12 @@ class AgentSession:
             )
         except OSError as exc:
             raise AgentCrash(f"cannot start {argv[0]}: {exc}") from exc
-        streams = ((self.process.stdout, self._stdout), (self.process.stderr, self._stderr))
-        for stream, kept in streams:
-            reader = threading.Thread(target=_keep, args=(stream, kept), daemon=True)
+        streams = (
+            (self.process.stdout, self._stdout, self.transcript),
+            (self.process.stderr, self._stderr, None),
+        )
+        for stream, kept, transcript in streams:
+            reader = threading.Thread(target=_keep, args=(stream, kept, transcript), daemon=True)
             reader.start()
             self._readers.append(reader)
         self._pending = self._wait_request(launch.start_timeout, "start")
@@ -216,7 +263,7 @@ class AgentSession:
         bin_dir = self.work / "bin"
         bin_dir.mkdir()
         for tool in self.definition.launch.path_tools:
-            found = shutil.which(tool) or _beside_python(tool)
+            found = find_path_tool(tool)
             if found is None:
                 raise PeerUnavailable(
                     f"{self.definition.name} needs {tool} on PATH and none was found "
@@ -292,34 +339,93 @@ class AgentSession:
         return self._pending
 
     def take_turn(
-        self, calls: Sequence[tuple[str, AgentCall]], *, timeout: float | None = None
+        self,
+        calls: Sequence[tuple[str, AgentCall]],
+        *,
+        timeout: float | None = None,
+        text: str = "",
+        block_delay: float = 0.0,
     ) -> dict[str, ToolResult]:
-        """Send ``calls`` (id, call) as the model's turn; the agent's result of each, by id.
+        """Send ``calls`` (id, call), after ``text``, as the model's turn; the agent's result
+        of each, by id. ``block_delay`` paces a streamed answer's blocks.
 
         Raises:
             ConversationEnded: the agent ended the conversation before this turn.
             AgentTimeout: no next request within the turn timeout (the agent is killed).
-            AgentCrash: the agent exited before its next request.
+            AgentCrash: the agent exited before its next request (and its transcript, if
+                any, does not hold the turn's results).
         """
         pending = self._pending
         if pending is None:
-            raise ConversationEnded(f"{self.definition.name} ended the conversation already")
+            raise ConversationEnded(
+                f"{self.definition.name} ended the conversation after the previous turn "
+                f"({self._last_words()})"
+            )
         self._pending = None
         turn = Turn(
             calls=[
                 ToolCall(i, c.name, c.arguments, "custom" if c.kind == "custom" else "function")
                 for i, c in calls
-            ]
+            ],
+            text=text,
+            block_delay=block_delay,
         )
         started = time.monotonic()
         if not pending.answer(turn):
             raise AgentCrash(f"{self.definition.name} dropped its request before the turn was sent")
         limit = timeout if timeout is not None else self.definition.launch.turn_timeout
-        following = self._wait_request(limit, "turn")
+        ids = [i for i, _ in calls]
+        try:
+            following = self._wait_request(limit, "turn")
+        except AgentCrash:
+            shown = self._from_transcript(ids)
+            if shown is None:
+                raise
+            return shown  # it ended the conversation after answering this turn
         if self.times.turns is not None:
             self.times.turns.append(time.monotonic() - started)
         self._pending = following
+        if self.transcript is not None:
+            self.transcript.results(ids, _TRANSCRIPT_GRACE)  # its structured results follow
         return following.results_for([(i, c.name) for i, c in calls])
+
+    def structured(self, ids: Sequence[str]) -> dict[str, Any]:
+        """The structured result of each of ``ids`` the transcript shows (none without one)."""
+        return self.transcript.structured(ids) if self.transcript is not None else {}
+
+    def take_prompts(self) -> list[dict[str, Any]]:
+        """The questions the prompt tool answered since the last call, as it logged them."""
+        try:
+            lines = self._prompt_log.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        new, self._prompts_seen = lines[self._prompts_seen :], len(lines)
+        asked: list[dict[str, Any]] = []
+        for line in new:
+            with contextlib.suppress(ValueError):
+                record = json.loads(line)
+                if isinstance(record, dict):
+                    asked.append(record)
+        return asked
+
+    def _from_transcript(self, ids: Sequence[str]) -> dict[str, ToolResult] | None:
+        """The turn's results as the transcript showed them, or None when it lacks one."""
+        if self.transcript is None:
+            return None
+        shown = self.transcript.results(ids, _TRANSCRIPT_GRACE)
+        if len(shown) != len(ids):
+            return None
+        return {
+            i: ToolResult(
+                call_id=i,
+                name=None,
+                text=_text_of(block.get("content")),
+                is_error=bool(block.get("is_error", False)),
+                group=-1,
+                raw=dict(block),
+            )
+            for i, block in shown.items()
+        }
 
     def close(self) -> None:
         """End the conversation: a final text, the exit awaited, the process group ended."""
@@ -403,11 +509,16 @@ class AgentSession:
                 )
 
     def _last_words(self) -> str:
+        said = self.transcript.last_words() if self.transcript is not None else None
+        if said is not None:
+            return said
         out, err = self.output()
         return f"stdout ends {out.strip()[-600:]!r}; stderr ends {err.strip()[-600:]!r}"
 
 
-def _keep(stream: IO[str] | None, kept: collections.deque[str]) -> None:
+def _keep(
+    stream: IO[str] | None, kept: collections.deque[str], transcript: Transcript | None
+) -> None:
     if stream is None:
         return
     with contextlib.suppress(OSError, ValueError):
@@ -415,6 +526,21 @@ def _keep(stream: IO[str] | None, kept: collections.deque[str]) -> None:
             kept.append(chunk)
             while sum(map(len, kept)) > _KEEP and len(kept) > 1:
                 kept.popleft()
+            if transcript is not None:
+                transcript.feed(chunk)
+
+
+def _text_of(content: Any) -> str:
+    """The text of a result's content: itself, or its text blocks joined by line feeds."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, Mapping) and part.get("type") == "text"
+        )
+    return ""
 
 
 def _expand(text: str, values: Mapping[str, str]) -> str:
@@ -431,9 +557,3 @@ def _expand_json(value: Any, values: Mapping[str, str]) -> Any:
     if isinstance(value, list | tuple):
         return [_expand_json(v, values) for v in value]
     return value
-
-
-def _beside_python(tool: str) -> str | None:
-    """``tool`` installed beside the running Python (a venv's ``bin``), if there."""
-    candidate = Path(sys.executable).parent / tool
-    return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None

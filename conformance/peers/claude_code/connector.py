@@ -1,44 +1,29 @@
-"""The ``claude-code:VERSION`` connector: a pinned Claude Code release as the implementation.
+"""The ``claude-code:VERSION`` connector: a name for Claude Code's agent definitions.
 
-``--impl claude-code:2.1.88`` (or ``claude-code:latest``) installs the release
-into the cache on first use (``install.ensure_release``) and serves protocol
-v1 in process through ``ClaudeCodeAdapter``. A turn that does not come back
-within the run's timeout kills the CLI and is a ``timeout``; a CLI that dies,
-or a release that cannot be installed, is a ``crash``; either way
-``restart`` brings up a fresh adapter.
+``--impl claude-code:2.1.88`` (or ``claude-code:latest``, or another release
+number) is the ``agent:`` connector (``conformance.peers.agent.connector``)
+with the definition ``releases.definition_for`` picks; the report names the
+implementation as it was asked for. Everything else is the agent
+connector's: the release installed into the cache on first use, protocol v1
+served in process, a turn that does not come back in time a ``timeout``, a
+CLI that dies a ``crash``, and a release that cannot be installed the end of
+the run with one line saying why.
 """
 
 from __future__ import annotations
 
-from conformance.errors import AdapterCrash, AdapterTimeout
-from conformance.peers.claude_code.adapter import ClaudeCodeAdapter, played_profile
-from conformance.peers.claude_code.conversation import CliCrash, CliTimeout
-from conformance.peers.claude_code.install import ClaudeCodeUnavailable, ensure_release
-from conformance.peers.inprocess import FailureMap, InProcessConnector
+from conformance.peers.agent.connector import AgentConnector, connect_definition
+from conformance.peers.claude_code.releases import definition_for
 from conformance.wire.connector import ConnectorOptions
 
-__all__ = ["DEFAULT_TURN_TIMEOUT", "connect"]
-
-DEFAULT_TURN_TIMEOUT = 20.0
-"""Seconds per turn when the run keeps the default 10 s timeout (the CLI is slower)."""
-
-FAILURES: FailureMap = {
-    CliTimeout: AdapterTimeout,
-    CliCrash: AdapterCrash,
-    ClaudeCodeUnavailable: AdapterCrash,
-}
+__all__ = ["connect"]
 
 
-def connect(rest: str, options: ConnectorOptions) -> InProcessConnector:
-    """The factory behind ``claude-code:VERSION`` (``latest`` when no version is given)."""
+def connect(rest: str, options: ConnectorOptions) -> AgentConnector:
+    """The factory behind ``claude-code:VERSION`` (``latest`` when no version is given).
+
+    Raises:
+        PeerUnavailable: ``latest`` cannot be resolved (no npm, no registry).
+    """
     version = rest or "latest"
-
-    def launch() -> ClaudeCodeAdapter:
-        release = ensure_release(version)
-        return ClaudeCodeAdapter(
-            release,
-            turn_timeout=max(options.timeout, DEFAULT_TURN_TIMEOUT),
-            profile=played_profile(version, release.version),  # PROTO-HELLO-2
-        )
-
-    return InProcessConnector(f"claude-code:{version}", options, launch, FAILURES)
+    return connect_definition(definition_for(version), options, f"claude-code:{version}")

@@ -39,6 +39,12 @@ own source (the project for project files, elsewhere for the others, and
 the project is the CLI's cwd, not always the root). So the connector writes
 every such rule as ``Tool(//<root>/x)``, the CLI's absolute form, and the rule
 means what the scenario says whatever the source.
+
+``session_settings`` is the settings mapper the Claude Code definitions name
+(``permissions.settings``, a ``conformance.peers.agent.pieces.SettingsMapper``):
+``plan`` for the session, with the config directory the definition gives
+``CLAUDE_CONFIG_DIR``, the flag file in the connector's own directory, and
+the session's root as a working directory when the CLI starts elsewhere.
 """
 
 from __future__ import annotations
@@ -50,10 +56,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.errors import ConformanceError
+from conformance.peers.agent.pieces import SettingsContext, SettingsPlan
 from conformance.peers.claude_code.mcp_server import PROBE_TOOLS
 from conformance.peers.peer_rules import Unmappable
 
-__all__ = ["CliSettings", "plan"]
+__all__ = ["CliSettings", "plan", "session_settings"]
 
 _ANCHORED = re.compile(r"^(?P<tool>[A-Za-z_][\w-]*)\(/(?!/)(?P<rest>.*)\)$")
 _FILES = {
@@ -205,3 +213,42 @@ def _cli_flags(value: Mapping[str, Any], source: str) -> list[str]:
     if unknown:
         raise Unmappable(f"settings source {source}: no CLI flag for {', '.join(sorted(unknown))}")
     return flags
+
+
+def session_settings(settings: Mapping[str, Any], context: SettingsContext) -> SettingsPlan:
+    """The files and flags that give one session's ``settings`` to the CLI.
+
+    Raises:
+        Unmappable: what ``plan`` refuses, and a hook reading ``CLAUDE_PROJECT_DIR`` in a
+            session whose cwd is not its root (the CLI's project directory is where it starts).
+        ConformanceError: the definition gives ``CLAUDE_CONFIG_DIR`` no value.
+    """
+    root, cwd = context.root, context.cwd
+    if Path(cwd) != Path(root) and _hooks_read_project_dir(settings):
+        # PROTO-UNSUPPORTED-1: hooks would see CLAUDE_PROJECT_DIR = cwd
+        raise Unmappable(
+            "a hook reading CLAUDE_PROJECT_DIR in a session whose cwd is not its "
+            "root: the CLI's project directory is the directory it starts in"
+        )
+    config = context.env.get("CLAUDE_CONFIG_DIR")
+    if not config:
+        raise ConformanceError("a Claude Code definition sets CLAUDE_CONFIG_DIR in launch.env")
+    cli = plan(
+        settings, root=root, cwd=cwd, config=config, flag_file=Path("{work}/flag-settings.json")
+    )
+    # PERM-DIRS-1: root is a working directory; the CLI's own is where it starts (cwd)
+    extra = ["--add-dir", root] if Path(cwd) != Path(root) else []
+    return SettingsPlan(
+        files={str(path): value for path, value in cli.files.items()}, argv=[*cli.flags, *extra]
+    )
+
+
+def _hooks_read_project_dir(settings: Mapping[str, Any]) -> bool:
+    """Whether a hook command of a session's settings names ``CLAUDE_PROJECT_DIR``.
+
+    Such a hook's result depends on the project directory; hooks that do not
+    name it see the same input and cwd as they would with the root as project.
+    """
+    return "CLAUDE_PROJECT_DIR" in json.dumps(
+        [source.get("hooks") for source in settings.values() if isinstance(source, Mapping)]
+    )

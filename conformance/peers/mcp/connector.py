@@ -17,7 +17,6 @@ from conformance.peers.mcp.adapter import McpAdapter
 from conformance.peers.mcp.client import ServerCrash, ServerTimeout
 from conformance.peers.mcp.install import ensure_peer
 from conformance.peers.mcp.mapping import load_mapping
-from conformance.peers.npm import PeerUnavailable
 from conformance.wire.connector import ConnectorOptions
 
 __all__ = ["connect"]
@@ -25,8 +24,9 @@ __all__ = ["connect"]
 FAILURES: FailureMap = {
     ServerTimeout: AdapterTimeout,
     ServerCrash: AdapterCrash,
-    PeerUnavailable: AdapterCrash,
 }
+"""What the adapter's failures mean; a peer that cannot be installed (``PeerUnavailable``)
+is none of them: it ends the run."""
 
 
 def connect(rest: str, options: ConnectorOptions) -> InProcessConnector:

@@ -2,15 +2,15 @@
 
 An npm peer is installed by ``conformance.peers.npm``, into
 ``npm/<package>/<version>`` of the cache; later runs reuse it. A
-``claude_code`` peer is a Claude Code release, installed by
-``conformance.peers.claude_code.install``. ``python -m conformance.mcp install
+``claude_code`` peer is a Claude Code release, installed through its agent
+definition (``conformance.peers.claude_code.releases``). ``python -m conformance.mcp install
 NAME`` does it ahead of a run.
 """
 
 from __future__ import annotations
 
 from conformance.peers import npm
-from conformance.peers.claude_code.install import ClaudeCodeUnavailable, ensure_release
+from conformance.peers.claude_code.releases import ensure_release
 from conformance.peers.mcp.mapping import McpMapping
 from conformance.peers.npm import PeerUnavailable
 
@@ -31,10 +31,7 @@ def ensure_peer(mapping: McpMapping) -> dict[str, str | tuple[str, ...]]:
     if "npm" in install:
         values["package"] = str(npm.ensure_package(install["npm"], install["version"]))
     if "claude_code" in install:
-        try:
-            release = ensure_release(install["claude_code"])
-        except ClaudeCodeUnavailable as exc:
-            raise PeerUnavailable(str(exc)) from exc
+        release = ensure_release(install["claude_code"])
         values["claude"] = release.argv
         values["claude_version"] = release.version
     return values
