@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Regenerates the compatibility matrix and the behaviour table: each peer through the suite,
-# one run at a time (the machine is shared), then `toolconf matrix` over the reports, which
-# writes matrix.md, matrix.html and the README's behaviour block.
-#   bash benchmarks/results/matrix/regenerate.sh            # every run, then the matrix
-#   bash benchmarks/results/matrix/regenerate.sh --matrix   # the matrix from the committed reports
+# Regenerates the compatibility matrix, the behaviour table and the cost table: each peer
+# through the suite, one run at a time (the machine is shared), then `toolconf matrix` over the
+# reports, which writes matrix.md, matrix.html and the README's behaviour block; then the cost
+# bench (benchmarks/results/regenerate-costs.sh) and the README's figures.
+#   bash benchmarks/results/matrix/regenerate.sh            # every run, then the pages
+#   bash benchmarks/results/matrix/regenerate.sh --matrix   # the pages from the committed results
 # Peers come from the npm registry into ~/.cache/toolconf (python -m conformance.mcp install).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -51,3 +52,12 @@ python -m conformance matrix "${reports[@]}" --report "markdown=$out/matrix.md" 
   --report "html=$out/matrix.html" --readme README.md \
   --date "$(head -1 "$out/reference.jsonl" | python -c 'import json,sys; print(json.load(sys.stdin)["started"][:10])')" \
   --regenerate "bash benchmarks/results/matrix/regenerate.sh --matrix"
+# What each implementation's model receives from its tools: the cost table and its plot
+# (benchmarks/results/costs.*), measured again with the runs, rendered again with --matrix
+if [ "${1:-}" = "--matrix" ]; then
+  bash benchmarks/results/regenerate-costs.sh --render
+else
+  bash benchmarks/results/regenerate-costs.sh
+fi
+# The README's figures, from the committed results
+python tests/test_readme_figures.py --write
