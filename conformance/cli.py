@@ -19,6 +19,9 @@ Commands:
 - ``bench [--impl I]... [--rounds N] [--report FORMAT[=PATH]]``: what dedup and
   the token gate cost and save, for the reference and each ``--impl`` side by
   side (``conformance.instruments.bench``): JSON, Markdown and a PNG plot.
+  ``--costs``: what each implementation's model receives from its tools
+  (``conformance.instruments.bench.costs``), agents included; ``--from`` merges
+  and renders saved ``--costs`` JSON reports.
 - ``stress``, ``fidelity``, ``matrix``: attacks, agreement per SPEC ID, and
   implementations side by side.
 
@@ -76,7 +79,11 @@ from conformance.commands.run import (
 from conformance.commands.select import select
 from conformance.commands.summary import summary_command
 from conformance.errors import AdapterFailure, ConformanceError
-from conformance.instruments.bench.trace import AFTER_EDIT_SHARE, SEED_REREAD_SHARE
+from conformance.instruments.bench.trace import (
+    AFTER_EDIT_SHARE,
+    COSTS_READS,
+    SEED_REREAD_SHARE,
+)
 from conformance.peers.registry import connect
 from conformance.suite.checks import LEVELS
 from conformance.suite.registry import (
@@ -355,7 +362,12 @@ def _add_bench(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--no-reference", action="store_true", help="measure only the --impl implementations"
     )
     bench.add_argument("--rounds", type=int, default=15, help="timed calls per figure (default 15)")
-    bench.add_argument("--reads", type=int, default=1000, help="Reads in the trace (default 1000)")
+    bench.add_argument(
+        "--reads",
+        type=int,
+        default=None,
+        help=f"Reads in the trace (default 1000, with --costs {COSTS_READS})",
+    )
     bench.add_argument("--seed", type=int, default=0, help="the trace's seed (default 0)")
     bench.add_argument(
         "--reread-share",
@@ -383,6 +395,35 @@ def _add_bench(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     bench.add_argument(
         "--timeout", type=float, default=60.0, help="seconds per request (default 60)"
+    )
+    bench.add_argument(
+        "--costs",
+        action="store_true",
+        help="measure what each implementation's model receives instead: one Read of large, "
+        "minified and binary files, a re-read after an edit, the trace; reports default to "
+        "toolconf-bench/costs.{json,md,png}",
+    )
+    bench.add_argument(
+        "--from",
+        dest="from_reports",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="with --costs: render these saved JSON reports (merged, a later label replacing "
+        "an earlier) instead of measuring; repeatable",
+    )
+    bench.add_argument(
+        "--tree",
+        type=Path,
+        metavar="DIR",
+        help="with --costs: take the trace's files from DIR/reference and DIR/conformance "
+        "(a copy of this project) rather than the installed packages",
+    )
+    bench.add_argument(
+        "--regenerate",
+        metavar="COMMAND",
+        help="with --costs: the command that regenerates the report, quoted in it",
     )
     bench.set_defaults(command=_bench)
 
@@ -633,7 +674,15 @@ def _bench(args: argparse.Namespace) -> int:
     from conformance.instruments.bench import report as bench_report  # noqa: PLC0415
     from conformance.instruments.bench.run import REFERENCE_LABEL, bench, reference_spec  # noqa: PLC0415
 
+    if args.costs:
+        args.report_formats = COSTS_REPORTS
+    elif args.from_reports or args.regenerate or args.tree:
+        print("bench: --from, --tree and --regenerate go with --costs", file=sys.stderr)
+        return EXIT_USAGE
+    reads = args.reads if args.reads is not None else COSTS_READS if args.costs else 1000
     outputs = chosen_reports(args)
+    if args.costs and args.from_reports:
+        return _costs(args, [], reads, outputs)
     specs: list[tuple[str, str]] = (
         [] if args.no_reference else [(REFERENCE_LABEL, reference_spec())]
     )
@@ -645,7 +694,7 @@ def _bench(args: argparse.Namespace) -> int:
     if not specs:
         print("bench: nothing to measure (--no-reference without --impl)", file=sys.stderr)
         return EXIT_USAGE
-    if args.rounds < 1 or args.reads < 2:
+    if args.rounds < 1 or reads < 2:
         print("bench: --rounds must be at least 1 and --reads at least 2", file=sys.stderr)
         return EXIT_USAGE
     if not (0 <= args.reread_share < 1 and 0 <= args.after_edit_share <= 1):
@@ -654,10 +703,12 @@ def _bench(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    if args.costs:
+        return _costs(args, specs, reads, outputs)
     run = bench(
         specs,
         rounds=args.rounds,
-        reads=args.reads,
+        reads=reads,
         seed=args.seed,
         reread_share=args.reread_share,
         after_edit_share=args.after_edit_share,
@@ -673,6 +724,62 @@ def _bench(args: argparse.Namespace) -> int:
             Path(path).write_bytes(bench_report.to_png(run))
         else:
             text = bench_report.to_json(run) if fmt == "json" else markdown
+            Path(path).write_text(text, encoding="utf-8")
+        print(f"bench: wrote {fmt} to {path}")
+    failed = [impl for impl in run.implementations if impl.failure]
+    return EXIT_UNAVAILABLE if failed else EXIT_OK
+
+
+COSTS_REPORTS = ReportFormats(
+    {
+        "json": "toolconf-bench/costs.json",
+        "markdown": "toolconf-bench/costs.md",
+        "png": "toolconf-bench/costs.png",
+    },
+    always=("json", "markdown", "png"),
+    notes={"json": "every figure", "png": "tokens of one Read against file size"},
+)
+
+
+def _costs(
+    args: argparse.Namespace,
+    specs: Sequence[tuple[str, str]],
+    reads: int,
+    outputs: Sequence[tuple[str, str]],
+) -> int:
+    """``bench --costs``: measure ``specs``, or merge the ``--from`` reports, and write."""
+    from conformance.instruments.bench import costs, costs_report  # noqa: PLC0415
+    from conformance.instruments.bench.trace import default_tree, make_trace  # noqa: PLC0415
+
+    if args.from_reports:
+        runs = []
+        for path in args.from_reports:
+            try:
+                runs.append(costs_report.from_json(path.read_text(encoding="utf-8")))
+            except OSError as exc:
+                raise ConformanceError(f"bench: cannot read {path}: {exc.strerror}") from exc
+        run = costs.merged(runs)
+    else:
+        if args.tree is not None and not (args.tree / "reference").is_dir():
+            raise ConformanceError(f"bench: {args.tree} holds no reference folder")
+        trace = make_trace(
+            default_tree(args.tree),
+            reads=reads,
+            reread_share=args.reread_share,
+            after_edit_share=args.after_edit_share,
+            seed=args.seed,
+        )
+        run = costs.costs(specs, trace, timeout=args.timeout)
+    markdown = costs_report.to_markdown(run, regenerate=args.regenerate)
+    print(markdown)
+    for fmt, path in outputs:
+        if path == "-":
+            continue  # the Markdown is on stdout already
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "png":
+            Path(path).write_bytes(costs_report.to_png(run))
+        else:
+            text = costs_report.to_json(run) if fmt == "json" else markdown
             Path(path).write_text(text, encoding="utf-8")
         print(f"bench: wrote {fmt} to {path}")
     failed = [impl for impl in run.implementations if impl.failure]

@@ -102,11 +102,7 @@ class Engine(ProtocolServer):
         cwd = spec.get("cwd", root)
         if not os.path.isabs(cwd):
             raise BadRequest("session.cwd must be an absolute path")
-        home = spec.get("home")
-        env_home = (spec.get("env") or {}).get("HOME") if home is None else None
-        for name, value in (("cwd", cwd), ("home", home), ("env.HOME", env_home)):
-            if isinstance(value, str) and "\0" in value:  # PROTO-BEGIN-4: no path holds one
-                raise BadRequest(f"session.{name} holds a NUL character, which no path can")
+        home = spec.get("home")  # PROTO-BEGIN-4: the schema refuses a NUL in it, cwd or env.HOME
         # PROTO-BEGIN-1: unknown sources are ignored, whatever they hold
         settings = {name: v for name, v in (spec.get("settings") or {}).items() if name in SOURCES}
         session_dir = spec.get("session_dir")

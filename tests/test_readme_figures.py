@@ -24,6 +24,7 @@ from conformance.analysis.console import format_table, level_figures, level_line
 from conformance.analysis.fidelity import load_report
 from conformance.analysis.matrix import build_matrix, load_reports
 from conformance.analysis.verdict import not_applicable_lines, verdict_line
+from conformance.instruments.bench import costs_report
 from conformance.run.results import Outcome, ScenarioResult
 from conformance.suite.registry import DEFAULT_SPEC
 from conformance.suite.spec import Spec
@@ -194,12 +195,19 @@ def fidelity_table() -> list[str]:
     return lines
 
 
+def costs_table() -> list[str]:
+    """What each implementation's model receives, as ``toolconf bench --costs`` tables it."""
+    run = costs_report.from_json((RESULTS / "costs.json").read_text("utf-8"))
+    return costs_report.glance_table(run)
+
+
 BLOCKS: Final[dict[str, Callable[[], list[str]]]] = {
     "good-run": good_run,
     "matrix": matrix_table,
     "profiles": profile_table,
     "agreement": agreement_table,
     "fidelity": fidelity_table,
+    "costs": costs_table,
 }
 
 
@@ -244,6 +252,42 @@ PROSE: Final[Sequence[tuple[str, Path, str]]] = (
         RESULTS / "pace" / "whole-run.md",
         "| reference 0.1.0 | `direct` | whole suite | 1077 | 52.9s | 30.3s |",
     ),
+    (
+        "A 2 MiB source file (493,541 tokens whole)",
+        RESULTS / "costs.md",
+        "2 MiB text 2 MiB (493,541 tokens)",
+    ),
+    ("39 to 79 tokens", RESULTS / "costs.md", "| **claude-code-2.1.88** | 40 (error) | 39 (error)"),
+    ("39 to 79 tokens", RESULTS / "costs.md", "| **claude-code-2.1.332** | 25,086 | 79 (error)"),
+    ("2,570 (cline) to 17,707", RESULTS / "costs.md", "| **cline** | 2,570 | 2,570 |"),
+    ("2,570 (cline) to 17,707", RESULTS / "costs.md", "| **gemini-cli** | 17,707 | 17,707 |"),
+    ("past 20 MB", RESULTS / "costs.md", "File size exceeds the 20MB limit"),
+    (
+        "opencode\n  and kilocode send 15,738 and 15,737 tokens of a 50 MiB file",
+        RESULTS / "costs.md",
+        "| **opencode** | 15,738 | 15,738 | 15,738 |",
+    ),
+    (
+        "15,737 tokens of a 50 MiB file",
+        RESULTS / "costs.md",
+        "| **kilocode** | 15,737 | 15,737 | 15,737 |",
+    ),
+    ("saving 11.8%, 9.9% and 7.2%", RESULTS / "costs.md", "| 11.8% (52,077) |"),
+    ("saving 11.8%, 9.9% and 7.2%", RESULTS / "costs.md", "| 9.9% (43,907) |"),
+    ("saving 11.8%, 9.9% and 7.2%", RESULTS / "costs.md", "| 7.2% (26,829) |"),
+    (
+        "as text, 8,665 tokens",
+        RESULTS / "costs.md",
+        "| 64 KiB binary | cline | returned | 19,487 | 8,665 |",
+    ),
+    ("by its whole 61,631 tokens", RESULTS / "costs.md", "File content (61631 tokens) exceeds"),
+    ("first 2,000 lines (21,081 tokens)", RESULTS / "costs.md", "| **reference** | 21,081 |"),
+    (
+        "2.1.332 sends\n  25,086 tokens",
+        RESULTS / "costs.md",
+        "| **claude-code-2.1.332** | 25,086 |",
+    ),
+    ("codex has no Read tool", RESULTS / "costs.md", "codex has no tool playing Read"),
     (
         "47.2 s and 25.3 s over stdio",
         RESULTS / "pace" / "whole-run.md",

@@ -223,6 +223,33 @@ def test_format_bytes(n: float, text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("n", "text"),
+    [
+        (0, "0"),
+        (52, "52"),
+        (999, "999"),
+        (1000, "1K"),
+        (25_063, "25.1K"),
+        (999_950, "1M"),
+        (12_338_525, "12.3M"),
+        (0.5, "0.5"),
+        (-1500, "-1.5K"),
+    ],
+)
+def test_format_count(n: float, text: str) -> None:
+    assert plot.format_count(n) == text
+
+
+def test_a_series_with_its_own_colour_is_drawn_in_it_and_keeps_its_place() -> None:
+    grey = (0x99, 0x99, 0x99)
+    series = [line("a", 10e-6, 1e-9), line("yardstick", 20e-6, 2e-9), line("c", 30e-6, 3e-9)]
+    series[1] = Series(series[1].label, series[1].points, dashed=True, colour=grey)
+    colours = plot_area_colours(chart(series))
+    assert {grey, PALETTE[0], PALETTE[2]} <= colours
+    assert PALETTE[1] not in colours
+
+
+@pytest.mark.parametrize(
     ("s", "text"),
     [
         (0.0, "0 s"),

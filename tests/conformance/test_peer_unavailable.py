@@ -81,6 +81,7 @@ def test_each_npm_failure_is_one_line_saying_why(output: str, says: str) -> None
     assert "\n" not in line
 
 
+@pytest.mark.subprocess
 def test_what_an_installed_agent_needs_to_run_is_checked_before_any_scenario(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -116,6 +117,7 @@ def _only(*programs: str, into: Path) -> str:
     return f"{Path(sys.executable).parent}{os.pathsep}{into}"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("impl", ["agent:gemini-cli", "claude-code:2.1.88"])
 def test_without_node_or_npm_the_run_ends_with_one_line(
     impl: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
@@ -130,6 +132,7 @@ def test_without_node_or_npm_the_run_ends_with_one_line(
     ]
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
 def test_without_npm_the_run_ends_with_one_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path

@@ -24,6 +24,7 @@ __all__ = [
     "PALETTE",
     "Series",
     "format_bytes",
+    "format_count",
     "format_seconds",
     "linear_ticks",
     "log_ticks",
@@ -64,11 +65,15 @@ class Series:
     """One line of the chart: its legend label, its (x, y) points, its dash style.
 
     The points need not be sorted: the line joins them in order of x.
+    ``colour``, when given, replaces the palette's colour (for a line that is
+    a yardstick rather than one of the things compared); the series still
+    takes its place in the palette's order.
     """
 
     label: str
     points: tuple[tuple[float, float], ...]  # (x, y)
     dashed: bool = False
+    colour: RGB | None = None
 
 
 # -- number formats ------------------------------------------------------------
@@ -102,6 +107,27 @@ def format_bytes(n: float) -> str:
         k += 1
         text = _three_digits(magnitude / 1024**k)
     return f"{sign}{text} {units[k]}"
+
+
+def format_count(n: float) -> str:
+    """A count in K (thousands) and M (millions), three significant digits at most.
+
+    ``52 -> "52"``, ``25063 -> "25.1K"``, ``1000 -> "1K"``, ``1.25e7 -> "12.5M"``.
+    Negative counts keep their sign.
+    """
+    if not math.isfinite(n):
+        return f"{n}"
+    sign = "-" if n < 0 else ""
+    magnitude = abs(n)
+    units = ("", "K", "M", "G", "T")
+    k = 0
+    while k < len(units) - 1 and magnitude >= 1000 ** (k + 1):
+        k += 1
+    text = _three_digits(magnitude / 1000**k)
+    if float(text) >= 1000 and k < len(units) - 1:  # 999.9K rounds up to 1M
+        k += 1
+        text = _three_digits(magnitude / 1000**k)
+    return f"{sign}{text}{units[k]}"
 
 
 def format_seconds(s: float) -> str:
@@ -527,7 +553,7 @@ def render(
 ) -> bytes:
     """The chart of ``series`` as the bytes of an RGB PNG of ``size`` (width, height).
 
-    Series i is drawn in ``PALETTE[i % len(PALETTE)]``, a line through its
+    Series i is drawn in ``PALETTE[i % len(PALETTE)]`` (or its own ``colour``), a line through its
     points sorted by x, with a marker on each point. Points that cannot be
     placed are skipped: a non-finite coordinate, or a zero or negative one on
     a log axis. Axes span the remaining points padded by 5% (a single value
@@ -653,7 +679,7 @@ def render(
     # The data.
     line_w, radius = px(2), px(3.5)
     for i, points in enumerate(cleaned):
-        colour = PALETTE[i % len(PALETTE)]
+        colour = series[i].colour or PALETTE[i % len(PALETTE)]
         shape = _MARKERS[(i // len(PALETTE)) % len(_MARKERS)]
         placed = [(x_axis.at(x), y_axis.at(y)) for x, y in points]
         if len(placed) > 1:
@@ -684,7 +710,7 @@ def render(
         box = (lx0, y0, lx0 + legend_w, y0 + 2 * legend_pad + lines * row_h - px(7))
         draw.rectangle(box, fill=_WHITE, outline=_LEGEND_EDGE, width=px(1))
         for i in range(shown):
-            colour = PALETTE[i % len(PALETTE)]
+            colour = series[i].colour or PALETTE[i % len(PALETTE)]
             shape = _MARKERS[(i // len(PALETTE)) % len(_MARKERS)]
             top_y = y0 + legend_pad + i * row_h
             mid_y = top_y + legend_font.height / 2

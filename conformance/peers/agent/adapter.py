@@ -8,7 +8,9 @@ that the session can be given to the agent and keeps it; the agent itself
 ``message``, so a scenario that is not applicable costs no start-up;
 ``call`` is one assistant turn with one tool call, ``message`` one turn with
 all its calls, each mapped through the definition (``mapping``) and read
-back (``readback``); ``end`` ends the agent's whole process group. The
+back (``readback``), with the text exactly as the model received it in
+``outcome.received`` wherever the reading differs from it (cline's JSON
+records, a list of parts); ``end`` ends the agent's whole process group. The
 agent's stderr, and every attempt it made to reach beyond the loopback, go
 to the run's report through ``take_stderr``.
 
@@ -271,6 +273,8 @@ class AgentAdapter(ProtocolServer):
                 "is_error": reading.is_error,
             }
             outcome: dict[str, Any] = {"dedup": reading.dedup}
+            if result.model_text != reading.text:  # PROTO-OUTCOME-1's received
+                outcome["received"] = result.model_text
             if isinstance(structured.get(tool_use_id), dict):
                 outcome["output"] = structured[tool_use_id]
             elif name == "Probe" and test_tools:  # PROTO-PROBE-3: its output is its text

@@ -10,9 +10,12 @@ true:
    pattern is found in the text (PROTO-INFER-1; the hello names the table).
 
 ``dedup`` is true only through a ``means: dedup`` row of the same table.
-The text is the result as the model read it; for a ``json_record`` it is
-the record's result text, unescaped, or its error text when a failure has
-no result text.
+The text is the protocol's reading of the result, which scenarios match:
+the text the model read, except that a ``json_record`` gives the record's
+result text, unescaped (or its error text when a failure has no result
+text), and a list of parts is joined with line feeds. What the model read,
+byte for byte, is ``ToolResult.model_text``, which the adapter hands back
+as ``outcome.received`` wherever the two differ.
 
 The content protocol v1 reports is that text, or, for a definition whose
 ``results`` are ``blocks``, the content blocks the model saw (text, image,
@@ -48,6 +51,7 @@ class Reading:
     error_source: str | None
     """``dialect``, ``result`` or ``inference`` (the first that said error), else None."""
     raw: str
+    """The result's text before the result rule (a ``json_record`` still wrapped)."""
     content: str | list[Any] = ""
     """What protocol v1's tool_result carries: the text, or the content blocks."""
 

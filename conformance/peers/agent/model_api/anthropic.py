@@ -16,12 +16,19 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from conformance.peers.agent.model_api.dialect import Dialect, Frame, Route, count_texts
+from conformance.peers.agent.model_api.dialect import (
+    Dialect,
+    Frame,
+    Route,
+    carried_text,
+    count_texts,
+)
 from conformance.peers.agent.model_api.turns import OfferedTool, ToolResult, Turn
 
 __all__ = ["AnthropicMessages"]
 
 _MODEL = "claude-sonnet-4-5"
+_TEXT_PARTS = frozenset({"text"})
 
 
 class AnthropicMessages(Dialect):
@@ -68,6 +75,7 @@ class AnthropicMessages(Dialect):
                             call_id=str(block.get("tool_use_id")),
                             name=None,
                             text=_text_of(block.get("content")),
+                            received=carried_text(block.get("content"), _TEXT_PARTS),
                             is_error=bool(block.get("is_error", False)),
                             group=group,
                             raw=dict(block),

@@ -17,10 +17,18 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from conformance.peers.agent.model_api.dialect import Dialect, Frame, Route, json_text
+from conformance.peers.agent.model_api.dialect import (
+    Dialect,
+    Frame,
+    Route,
+    carried_text,
+    json_text,
+)
 from conformance.peers.agent.model_api.turns import OfferedTool, ToolResult, Turn
 
 __all__ = ["ChatCompletions"]
+
+_TEXT_PARTS = frozenset({"text"})
 
 
 class ChatCompletions(Dialect):
@@ -75,6 +83,7 @@ class ChatCompletions(Dialect):
                         call_id=str(call_id) if call_id is not None else None,
                         name=str(message["name"]) if isinstance(message.get("name"), str) else None,
                         text=_text_of(message.get("content")),
+                        received=carried_text(message.get("content"), _TEXT_PARTS),
                         is_error=None,
                         group=group,
                         raw=dict(message),

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 from conformance.peers.agent.model_api.turns import OfferedTool, ToolResult, Turn
 from reference.tokens import exact_count  # the reference's cl100k_base counter
 
-__all__ = ["Dialect", "Frame", "Route", "count_texts", "json_text", "texts_in"]
+__all__ = ["Dialect", "Frame", "Route", "carried_text", "count_texts", "json_text", "texts_in"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,3 +108,21 @@ def count_texts(texts: Sequence[str]) -> int:
 def json_text(value: Any) -> str:
     """Compact JSON, as APIs put tool arguments into strings."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def carried_text(content: Any, text_types: frozenset[str]) -> str | None:
+    """What a tool result's list of parts carries to the model, as one text; None for a string.
+
+    Parts of ``text_types`` give their ``text``, end to end with nothing
+    added; any other part (an image, a file) gives its compact JSON, the bytes
+    the request spends on it.
+    """
+    if not isinstance(content, list):
+        return None
+    pieces: list[str] = []
+    for part in content:
+        if isinstance(part, Mapping) and part.get("type") in text_types:
+            pieces.append(str(part.get("text", "")))
+        else:
+            pieces.append(json_text(part))
+    return "".join(pieces)

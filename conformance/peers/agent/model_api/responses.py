@@ -20,12 +20,19 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from conformance.peers.agent.model_api.dialect import Dialect, Frame, Route, json_text
+from conformance.peers.agent.model_api.dialect import (
+    Dialect,
+    Frame,
+    Route,
+    carried_text,
+    json_text,
+)
 from conformance.peers.agent.model_api.turns import OfferedTool, ToolResult, Turn
 
 __all__ = ["Responses"]
 
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+_TEXT_PARTS = frozenset({"input_text", "output_text"})
 
 
 class Responses(Dialect):
@@ -80,6 +87,7 @@ class Responses(Dialect):
                         call_id=str(item.get("call_id")),
                         name=None,
                         text=_text_of(item.get("output")),
+                        received=carried_text(item.get("output"), _TEXT_PARTS),
                         is_error=None,
                         group=group,
                         raw=dict(item),

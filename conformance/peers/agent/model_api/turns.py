@@ -67,6 +67,11 @@ class ToolResult:
     has no error flag (OpenAI Chat Completions and Responses), so a refusal
     can only be inferred from ``text``. ``group`` numbers the message the
     result came in, so results without ids can be matched to the last turn.
+
+    ``text`` is the result's text for reading back: a list of parts is joined
+    with line feeds. ``received`` is set where that differs from what the
+    request carries: for a list of parts, their texts end to end, nothing
+    added, and an image part's base64 data (RES-SIZE-1 counts a list so).
     """
 
     call_id: str | None
@@ -75,3 +80,9 @@ class ToolResult:
     is_error: bool | None
     group: int
     raw: Any = None
+    received: str | None = None
+
+    @property
+    def model_text(self) -> str:
+        """The result's text exactly as the request carried it to the model."""
+        return self.text if self.received is None else self.received
