@@ -147,6 +147,9 @@ class Profile:
     read_offset_zero: bool = False
     """READ-RANGE-1: Read takes ``offset: 0``, showing the view of offset 1 numbered from 0
     (every number one less than its line's), rather than refusing it."""
+    read_decodes_utf16: bool = True
+    """TEXT-ENC-1: Read decodes a UTF-16LE file (else it reads its bytes as UTF-8, each
+    byte that is no UTF-8 a replacement character, the NULs shown)."""
     read_default_limit: bool = True
     """READ-RANGE-2: Read without ``limit`` shows at most its default number of lines (else
     the whole file, the size and token gates its only bounds)."""
@@ -212,6 +215,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "numeric_strings": "DISP-SCHEMA-1",
         "read_offset_zero": "READ-RANGE-1",
         "read_default_limit": "READ-RANGE-2",
+        "read_decodes_utf16": "TEXT-ENC-1",
         "hook_spaced_lists": "HOOK-MATCH-1",
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
         "grep_past_end_notice": "GREP-PAGE-1",
@@ -274,6 +278,7 @@ _PROFILES: Final = (
         numeric_strings=True,
         read_offset_zero=True,
         read_default_limit=False,
+        read_decodes_utf16=False,
         grep_past_end_notice=False,
         grep_count_totals_alone=False,
         hook_texts_in_result=False,
@@ -319,7 +324,6 @@ _PROFILES: Final = (
                 "REG-MCP-1",
                 "STATE-STALE-1",
                 "STATE-STALE-2",
-                "TEXT-ENC-1",
                 "TEXT-ENC-2",
             }
         ),

@@ -679,3 +679,22 @@ def _documented_no_default_limit(engine: MutantEngine) -> None:
 )
 def _latest_failure_limit(engine: MutantEngine) -> None:
     _play(engine, bash_failure_limit_on_output=False)
+
+
+@session_fault(
+    "2188-plays-documented-utf16-read",
+    "Under claude-code-2.1.88, Read decodes a UTF-16LE file (documented TEXT-ENC-1)",
+    breaks=("TEXT-ENC-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_utf16_read(engine: MutantEngine) -> None:
+    _play(engine, read_decodes_utf16=True)
+
+
+@session_fault(
+    "documented-plays-2188-utf16-read",
+    "Under documented, Read shows a UTF-16LE file's bytes as UTF-8 (2.1.88's TEXT-ENC-1)",
+    breaks=("TEXT-ENC-1",),
+)
+def _documented_utf16_read(engine: MutantEngine) -> None:
+    _play(engine, read_decodes_utf16=False)

@@ -254,6 +254,8 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     if data is None:
         data = fileio.read_bytes(path)
     encoding = text.detect_encoding(data)
+    if encoding is text.Encoding.UTF16LE and not ctx.session.profile.read_decodes_utf16:
+        encoding = text.Encoding.UTF8  # TEXT-ENC-1 where the profile's Read reads bytes as UTF-8
     content = text.decode(data, encoding)
     del data  # TOK-BOUND-1: the bytes are not held beside the text while the view is gated
     lines = split_lines(content)
