@@ -240,6 +240,11 @@ class UnsupportedImageFormatError(ToolCallError):
     """IMG-UNSUPPORTED-1: a binary file with a BMP, TIFF, ICO, HEIC or AVIF signature."""
 
 
+class EmptyImageError(ToolCallError):
+    """IMG-DETECT-1 where the session's profile goes by the name: an empty file named like
+    an image."""
+
+
 class CorruptImageError(ToolCallError):
     """IMG-DECODE-1: the image does not decode in full."""
 

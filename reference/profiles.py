@@ -147,6 +147,9 @@ class Profile:
     read_offset_zero: bool = False
     """READ-RANGE-1: Read takes ``offset: 0``, showing the view of offset 1 numbered from 0
     (every number one less than its line's), rather than refusing it."""
+    empty_image_is_text: bool = True
+    """IMG-DETECT-1: an empty file named like an image is an empty text file (else Read
+    refuses it: ``Image file is empty: PATH``)."""
     read_decodes_utf16: bool = True
     """TEXT-ENC-1: Read decodes a UTF-16LE file (else it reads its bytes as UTF-8, each
     byte that is no UTF-8 a replacement character, the NULs shown)."""
@@ -216,6 +219,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "read_offset_zero": "READ-RANGE-1",
         "read_default_limit": "READ-RANGE-2",
         "read_decodes_utf16": "TEXT-ENC-1",
+        "empty_image_is_text": "IMG-DETECT-1",
         "hook_spaced_lists": "HOOK-MATCH-1",
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
         "grep_past_end_notice": "GREP-PAGE-1",
@@ -279,6 +283,7 @@ _PROFILES: Final = (
         read_offset_zero=True,
         read_default_limit=False,
         read_decodes_utf16=False,
+        empty_image_is_text=False,
         grep_past_end_notice=False,
         grep_count_totals_alone=False,
         hook_texts_in_result=False,
@@ -310,7 +315,6 @@ _PROFILES: Final = (
                 "GLOB-BASE-1",
                 "HOOK-EXIT-1",
                 "IMG-DECODE-1",
-                "IMG-DETECT-1",
                 "NBEDIT-RESULT-1",
                 "PDF-REQUIRE-1",
                 "PERM-BASH-1",
@@ -360,6 +364,7 @@ _PROFILES: Final = (
         bash_failure_reset_line=False,
         bash_failure_limit_on_output=True,
         bash_failure_shortens_message=True,
+        empty_image_is_text=False,
         numeric_strings=True,
         read_offset_zero=True,
         bash_cascade=False,
@@ -395,7 +400,6 @@ _PROFILES: Final = (
                 "HOOK-CONFIG-1",
                 "HOOK-DECISION-1",
                 "IMG-DECODE-1",
-                "IMG-DETECT-1",
                 "PDF-REQUIRE-1",
                 "PERM-BASH-2",
                 "PERM-BASH-3",

@@ -698,3 +698,22 @@ def _2188_utf16_read(engine: MutantEngine) -> None:
 )
 def _documented_utf16_read(engine: MutantEngine) -> None:
     _play(engine, read_decodes_utf16=False)
+
+
+@session_fault(
+    "2188-plays-documented-empty-image",
+    "Under claude-code-2.1.88, an empty file named like an image reads as text (documented)",
+    breaks=("IMG-DETECT-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_empty_image(engine: MutantEngine) -> None:
+    _play(engine, empty_image_is_text=True)
+
+
+@session_fault(
+    "documented-plays-release-empty-image",
+    "Under documented, an empty file named like an image is refused (the releases')",
+    breaks=("IMG-DETECT-1",),
+)
+def _documented_empty_image(engine: MutantEngine) -> None:
+    _play(engine, empty_image_is_text=False)

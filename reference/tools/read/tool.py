@@ -211,6 +211,14 @@ def _unchanged(path: str) -> ToolResult:
     return ToolResult({"type": "file_unchanged", "file": {"filePath": path}}, (), None, DEDUP_HIT)
 
 
+IMAGE_NAMES: Final = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+"""IMG-DETECT-1 where a profile's release knows an image by its name: these extensions."""
+
+
+def _named_like_image(path: str) -> bool:
+    return path.lower().endswith(IMAGE_NAMES)
+
+
 def _default_limit(ctx: ToolUseContext) -> int:
     """READ-RANGE-2: the lines a Read without ``limit`` shows, as the session's profile
     says (no bound of its own: as many as any file can have)."""
@@ -234,6 +242,8 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     # A file that passes the size gate is read once; a bigger one shows its kind by its head.
     data = fileio.read_bytes(path) if st.size <= MAX_WHOLE_FILE_BYTES else None
     head = data if data is not None else fileio.read_head(path, HEAD_BYTES)
+    if not head and not ctx.session.profile.empty_image_is_text and _named_like_image(path):
+        raise errors.EmptyImageError(f"Image file is empty: {path}")  # IMG-DETECT-1, profile's
     kind, image = detect_kind(path, head)
     if image is not None:  # IMG-DETECT-1
         whole = data if data is not None else fileio.read_bytes(path)
