@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from conformance.peers.agent.definition import (
     load_definition,
     shipped_definitions,
 )
-from conformance.peers.agent.mapping import map_call
+from conformance.peers.agent.mapping import file_on_disk, map_call
 from conformance.peers.agent.model_api import ToolResult
 from conformance.peers.agent.readback import read_back
 from conformance.peers.peer_rules import Unmappable
@@ -285,3 +287,45 @@ def test_offered_tools_are_checked_against_the_definition() -> None:
     assert "Edit: edit is offered as a custom tool, the definition says function" in problems
     assert "Bash: opencode offers no bash" in problems
     assert not any(p.startswith("Read:") for p in problems)
+
+
+# -- what a mapping reads from disk --------------------------------------------------
+
+
+def test_a_mapping_reads_a_regular_file_and_never_blocks_on_a_fifo(tmp_path: Path) -> None:
+    text = tmp_path / "a.txt"
+    text.write_bytes(b"alpha\r\n")
+    assert file_on_disk(str(text)) == b"alpha\r\n"
+    assert file_on_disk(str(tmp_path / "missing.txt")) is None
+    assert file_on_disk(str(text / "below")) is None  # a file as a directory: nothing there
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    answered: list[BaseException] = []
+
+    def read_fifo() -> None:
+        try:
+            file_on_disk(str(fifo))
+        except Unmappable as exc:
+            answered.append(exc)
+
+    reader = threading.Thread(target=read_fifo, daemon=True)
+    reader.start()
+    reader.join(timeout=5)
+    assert not reader.is_alive(), "opening a FIFO with no writer blocked the mapping"
+    assert answered
+    assert "not a regular file" in str(answered[0])
+    with pytest.raises(Unmappable, match="not a regular file"):
+        file_on_disk(str(tmp_path))
+    with pytest.raises(Unmappable):
+        file_on_disk(str(tmp_path / "nul\0name"))
+
+
+def test_codex_editing_a_fifo_is_not_applicable(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    codex = load_definition("codex")
+    tool_map = codex.played("Edit")
+    assert tool_map is not None
+    edit = {"file_path": str(fifo), "old_string": "a\n", "new_string": "b\n"}
+    with pytest.raises(Unmappable, match="not a regular file"):
+        map_call("Edit", tool_map, edit, file_on_disk)

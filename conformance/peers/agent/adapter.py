@@ -47,7 +47,7 @@ from typing import Any, Final
 
 from conformance.peers.agent.definition import AgentDefinition, ToolMap
 from conformance.peers.agent.install import InstalledAgent
-from conformance.peers.agent.mapping import AgentCall, map_call
+from conformance.peers.agent.mapping import AgentCall, file_on_disk, map_call
 from conformance.peers.agent.pieces import SettingsContext, SettingsMapper, SettingsPlan, load_piece
 from conformance.peers.agent.probe import probe_call, probe_output, sees_trail
 from conformance.peers.agent.readback import read_back
@@ -307,7 +307,7 @@ class AgentAdapter(ProtocolServer):
             return ToolMap(tool=call.name), call
         tool_map = definition.played(name)
         if tool_map is not None:
-            return tool_map, map_call(name, tool_map, tool_input, _disk)
+            return tool_map, map_call(name, tool_map, tool_input, file_on_disk)
         if definition.tool_pool == "own":  # its own tool of that name, or its "no such tool"
             arguments = dict(tool_input) if isinstance(tool_input, Mapping) else {}
             return ToolMap(tool=name), AgentCall(name, "function", arguments)
@@ -395,11 +395,3 @@ def _check_settings(name: str, settings: Mapping[str, Any]) -> None:
                 f"{name} runs with every call allowed and has no counterpart for {source} "
                 f"settings {sorted(others | extra)}"
             )
-
-
-def _disk(path: str) -> bytes | None:
-    """A file's bytes now (None when unreadable): what a mapping may check, never change."""
-    try:
-        return Path(path).read_bytes()
-    except OSError:
-        return None

@@ -19,7 +19,8 @@ request is answered ``unsupported`` (PROTO-UNSUPPORTED-1): a non-object
 input, a key of the protocol tool's input the template does not carry, a
 ``fixed`` key with
 another value, a key without the companions ``requires`` names, a
-``path: absent`` tool asked about a file that exists, and whatever an
+``path: absent`` tool asked about a file that exists, a file the mapping
+must read that is not a regular one (``file_on_disk``), and whatever an
 encoder cannot express. Nothing is rewritten but names, bases and shapes.
 A key no protocol tool input has (a model's stray argument, DISP-SCHEMA-1)
 goes to the agent as it is, under its own name, for the agent's own
@@ -29,7 +30,9 @@ validation to judge.
 from __future__ import annotations
 
 import functools
+import os
 import re
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -47,13 +50,48 @@ from reference.tools.grep.tool import GrepInput
 from reference.tools.read.tool import ReadInput
 from reference.tools.write import WriteInput
 
-__all__ = ["AgentCall", "map_call", "protocol_keys"]
+__all__ = ["AgentCall", "file_on_disk", "map_call", "protocol_keys"]
 
 _REFERENCE: Final = re.compile(r"^\$([\w-]+)$")
 _ABSENT: Final = object()
 
 ReadFile = Callable[[str], bytes | None]
 """What a file's bytes are on disk now (None when there is no such file)."""
+
+MAX_FILE_BYTES: Final = 64 * 1024 * 1024
+"""The largest file a mapping reads to build an agent's call (a patch needs its text)."""
+
+
+def file_on_disk(path: str) -> bytes | None:
+    """The ``ReadFile`` of a live session: the regular file's bytes at ``path`` now.
+
+    None when nothing is there. The file is opened without blocking and checked before it is
+    read, so a FIFO or a device never stalls the connector; anything there that is not a
+    regular file, cannot be opened, or is over ``MAX_FILE_BYTES`` is ``Unmappable``: the call
+    needs a text the connector cannot take from it, and the scenario is not applicable.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, ValueError) as exc:
+        raise Unmappable(f"the mapping cannot read {path!r} to build the call: {exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Unmappable(f"{path!r} is not a regular file; the mapping reads a file's text")
+        if info.st_size > MAX_FILE_BYTES:
+            raise Unmappable(f"{path!r} is over {MAX_FILE_BYTES} bytes; the mapping reads it whole")
+        chunks: list[bytes] = []
+        left = MAX_FILE_BYTES + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise Unmappable(f"{path!r} grew over {MAX_FILE_BYTES} bytes while it was read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from conformance.peers.agent.definition import AgentDefinition
 from conformance.peers.agent.install import InstalledAgent
-from conformance.peers.agent.mapping import map_call
+from conformance.peers.agent.mapping import file_on_disk, map_call
 from conformance.peers.agent.offered import mismatches
 from conformance.peers.agent.readback import read_back
 from conformance.peers.agent.session import AgentSession
@@ -183,16 +183,6 @@ class TrialReport:
         return dataclasses.asdict(self)
 
 
-def _disk(root: Path) -> Callable[[str], bytes | None]:
-    def read(path: str) -> bytes | None:
-        try:
-            return Path(path).read_bytes()
-        except OSError:
-            return None
-
-    return read
-
-
 def run_trial(
     definition: AgentDefinition, agent: InstalledAgent, *, isolate: bool | None = None
 ) -> TrialReport:
@@ -222,7 +212,7 @@ def run_trial(
                     result.not_applicable = f"{definition.name} has no tool playing {step.tool}"
                     continue
                 try:
-                    call = map_call(step.tool, tool_map, step.input, _disk(root))
+                    call = map_call(step.tool, tool_map, step.input, file_on_disk)
                 except Unmappable as exc:
                     result.not_applicable = str(exc)
                     continue
@@ -244,7 +234,7 @@ def run_trial(
                     result.error_source = reading.error_source
                     result.dedup = reading.dedup
                 if step.watch is not None:
-                    after = _disk(root)(str(root / step.watch))
+                    after = file_on_disk(str(root / step.watch))
                     result.file_after = None if after is None else after.decode("utf-8", "replace")
         except Exception as exc:
             report.failure = f"{type(exc).__name__}: {exc}"
