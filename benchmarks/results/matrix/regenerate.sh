@@ -21,6 +21,16 @@ if [ "${1:-}" != "--matrix" ]; then
   : > "$out/times.txt"
   python -m conformance.mcp install filesystem claude-code-2.1.88 claude-code-2.1.332
   run reference direct
+  # the reference under each release profile (the README's profiles table)
+  : > benchmarks/results/profiles/times.txt
+  echo "reference-documented direct $(tail -1 "$out/times.txt" | cut -d' ' -f3)" \
+    >> benchmarks/results/profiles/times.txt
+  for profile in claude-code-2.1.88 claude-code-latest; do
+    start=$SECONDS
+    python -m conformance run --no-progress --profile "$profile" \
+      --report "jsonl=benchmarks/results/profiles/reference-$profile.jsonl" || true
+    echo "reference-$profile direct $((SECONDS - start))" >> benchmarks/results/profiles/times.txt
+  done
   run mcp-toolconf mcp:toolconf
   run mcp-filesystem mcp:filesystem
   # claude mcp serve of both releases, the whole suite under the documented profile
