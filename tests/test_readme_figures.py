@@ -108,6 +108,17 @@ MATRIX_ROWS: Final[Sequence[tuple[str, tuple[Path, ...]]]] = (
             FIDELITY / "claude-code-2.1.332-behaviours-rerun.jsonl",
         ),
     ),
+    *(
+        (f"{label}, `agent:{name}`", (MATRIX / f"agent-{name}.jsonl", *reruns))
+        for label, name, reruns in (
+            ("gemini-cli 0.61.0", "gemini-cli", (MATRIX / "agent-gemini-cli.rerun.jsonl",)),
+            ("qwen-code 0.24.4", "qwen-code", (MATRIX / "agent-qwen-code.rerun.jsonl",)),
+            ("opencode 1.18.33", "opencode", (MATRIX / "agent-opencode.rerun.jsonl",)),
+            ("kilocode (kilo 7.7.7)", "kilocode", ()),
+            ("codex 0.171.0", "codex", ()),
+            ("cline 3.0.65", "cline", ()),
+        )
+    ),
 )
 
 
