@@ -38,10 +38,14 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import signal
 import sys
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from conformance.analysis.fidelity import (
     fidelity_markdown,
@@ -116,11 +120,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        status: int = args.command(args)
+        with _ended_by_sigterm():
+            status: int = args.command(args)
     except ConformanceError as exc:
         print(f"toolconf: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return status
+
+
+@contextmanager
+def _ended_by_sigterm() -> Iterator[None]:
+    """A SIGTERM ends the command as Ctrl-C would, by unwinding it.
+
+    Python's default ends the process at once, so no connector is closed and every peer
+    process started in a session of its own is left to init. Unwinding runs each close,
+    which kills the implementation's whole process group (PROTO-KILL-1). Outside the main
+    thread (a caller's thread) no handler can be set, and none is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    before = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _parser() -> argparse.ArgumentParser:
