@@ -61,6 +61,7 @@ from conformance.peers.agent.model_api import (
     Turn,
     dialect,
 )
+from conformance.peers.agent.model_api.anthropic import text_of
 from conformance.peers.agent.pieces import SettingsPlan, Transcript, load_piece
 from conformance.peers.isolation import kill_tree
 from conformance.peers.npm import PeerUnavailable
@@ -419,7 +420,7 @@ class AgentSession:
             i: ToolResult(
                 call_id=i,
                 name=None,
-                text=_text_of(block.get("content")),
+                text=text_of(block.get("content")),
                 is_error=bool(block.get("is_error", False)),
                 group=-1,
                 raw=dict(block),
@@ -528,19 +529,6 @@ def _keep(
                 kept.popleft()
             if transcript is not None:
                 transcript.feed(chunk)
-
-
-def _text_of(content: Any) -> str:
-    """The text of a result's content: itself, or its text blocks joined by line feeds."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, Mapping) and part.get("type") == "text"
-        )
-    return ""
 
 
 def _expand(text: str, values: Mapping[str, str]) -> str:

@@ -25,7 +25,7 @@ from conformance.peers.agent.model_api.dialect import (
 )
 from conformance.peers.agent.model_api.turns import OfferedTool, ToolResult, Turn
 
-__all__ = ["AnthropicMessages"]
+__all__ = ["AnthropicMessages", "text_of"]
 
 _MODEL = "claude-sonnet-4-5"
 _TEXT_PARTS = frozenset({"text"})
@@ -74,7 +74,7 @@ class AnthropicMessages(Dialect):
                         ToolResult(
                             call_id=str(block.get("tool_use_id")),
                             name=None,
-                            text=_text_of(block.get("content")),
+                            text=text_of(block.get("content")),
                             received=carried_text(block.get("content"), _TEXT_PARTS),
                             is_error=bool(block.get("is_error", False)),
                             group=group,
@@ -152,7 +152,8 @@ def _blocks(turn: Turn) -> list[dict[str, Any]]:
     return blocks
 
 
-def _text_of(content: Any) -> str:
+def text_of(content: Any) -> str:
+    """A tool_result block's content as text: itself, or its text blocks joined by line feeds."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
