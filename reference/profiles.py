@@ -167,6 +167,10 @@ class Profile:
     grep_count_totals_alone: bool = True
     """GREP-COUNT-1: the totals count a file searched alone (its bare ``N``); else they count
     only the ``PATH:N`` entries, so a file searched alone totals zero."""
+    bash_rules_cover_file_commands: bool = True
+    """PERM-BASH-1: a ``Bash(...)`` allow specifier covers a part that runs ``mkdir``,
+    ``touch``, ``rm``, ``rmdir``, ``mv``, ``cp`` or ``sed`` in place, or that redirects output
+    to a file (else only the bare ``Bash`` rule allows such a part: the call asks)."""
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
@@ -191,6 +195,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "stale_by_content": "STATE-STALE-1",
         "dedup": "READ-DEDUP-1",
         "read_deny_blocks_edits": "PERM-READDENY-1",
+        "bash_rules_cover_file_commands": "PERM-BASH-1",
         "thin_space_retry": "READ-THINSPACE-1",
         "write_state_note": "WRITE-RESULT-1",
         "edit_state_note": "EDIT-RESULT-1",
@@ -262,6 +267,7 @@ _PROFILES: Final = (
         version="2.1.88",
         write_read="any",
         read_deny_blocks_edits="existing",
+        bash_rules_cover_file_commands=False,
         thin_space_retry=False,
         result_paths_as_given=True,
         modifiers_between_batches=False,
@@ -317,7 +323,6 @@ _PROFILES: Final = (
                 "IMG-DECODE-1",
                 "NBEDIT-RESULT-1",
                 "PDF-REQUIRE-1",
-                "PERM-BASH-1",
                 "PERM-BASH-4",
                 "PERM-PATH-2",
                 "PERM-PATH-3",

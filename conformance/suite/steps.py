@@ -482,7 +482,7 @@ class RawStep(Step):
     def _with_profile(self, context: StepContext) -> Mapping[str, Any]:
         """The request expanded; a ``begin`` naming no profile gets the run's (PROTO-BEGIN-3),
         as the runner's own begin does, so the new session plays what the run judges."""
-        request = context.sandbox.expand(self.request)
+        request: Mapping[str, Any] = context.sandbox.expand(self.request)
         session = request.get("session")
         if (
             request.get("cmd") == "begin"

@@ -40,6 +40,9 @@ FIND_FORBIDDEN: Final = frozenset(
 )
 GIT_READ_ONLY: Final = frozenset({"status", "log", "diff", "show"})
 DEV_NULL: Final = "/dev/null"
+# PERM-BASH-1 where a profile's allow specifiers do not cover file commands: the
+# filesystem commands the documentation names for acceptEdits.
+FILE_COMMANDS: Final = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp"})
 
 # Longest first: the regex alternation takes the first operator that matches.
 _REDIRECT = re.compile(r"(\d*)(&>>|&>|>>|>\||>&|<<<|<<-|<<|<>|<&|>|<)")
@@ -303,21 +306,48 @@ def deny_rule_matches(specifier: str, command: str) -> bool:
     return False
 
 
-def allow_rule_matches(specifier: str, part: str) -> bool:
+def edits_files(part: str) -> bool:
+    """PERM-BASH-1's file commands: the part's first word (a leading assignment is that
+    word) is one of FILE_COMMANDS, or ``sed`` in place (``-i``, ``-iSUFFIX``,
+    ``--in-place``), or the part redirects output to a file."""
+    words = [t.value for t in tokens(part) if isinstance(t, Word)]
+    if words and words[0] in FILE_COMMANDS:
+        return True
+    if (
+        words
+        and words[0] == "sed"
+        and any(
+            w.startswith("--in-place") or (w.startswith("-i") and not w.startswith("--"))
+            for w in words[1:]
+        )
+    ):
+        return True
+    return writes_file(part)
+
+
+def allow_rule_matches(specifier: str, part: str, *, covers_file_commands: bool = True) -> bool:
     """PERM-BASH-3 over PERM-BASH-1: an allow specifier covers one part (assignments kept).
 
     Never a part with a command or process substitution; a part that writes a
-    file by redirection only when the specifier is exactly that part.
+    file by redirection only when the specifier is exactly that part. Without
+    ``covers_file_commands`` (a profile's PERM-BASH-1), never a part that
+    :func:`edits_files`.
     """
     if has_substitution(part):
         return False  # PERM-BASH-3
+    if not covers_file_commands and edits_files(part):
+        return False  # PERM-BASH-1 under the session's profile
     if writes_file(part):
         return specifier.strip() == part.strip()  # PERM-BASH-3
     return specifier_matches(specifier, part)
 
 
 def first_allowing(
-    command: str, specifiers: Sequence[str], *, read_only_part: Callable[[str], bool]
+    command: str,
+    specifiers: Sequence[str],
+    *,
+    read_only_part: Callable[[str], bool],
+    covers_file_commands: bool = True,
 ) -> int | None:
     """PERM-BASH-2: the index of the first specifier that allows ``command``, or None.
 
@@ -335,7 +365,12 @@ def first_allowing(
     best: int | None = None
     for part in parts:
         index = next(
-            (k for k, spec in enumerate(specifiers) if allow_rule_matches(spec, part)), None
+            (
+                k
+                for k, spec in enumerate(specifiers)
+                if allow_rule_matches(spec, part, covers_file_commands=covers_file_commands)
+            ),
+            None,
         )
         if index is None:
             if read_only_part(part):

@@ -268,6 +268,8 @@ class _RuleCall:
                 self.command,
                 [r.specifier or "" for r in command_rules],
                 read_only_part=lambda part: not moved and bash_rules.is_read_only_part(part, guard),
+                # PERM-BASH-1 under the session's profile
+                covers_file_commands=self.session.profile.bash_rules_cover_file_commands,
             )
             by_command = None if index is None else command_rules[index]
         candidates = [r for r in (bare, by_command) if r is not None]

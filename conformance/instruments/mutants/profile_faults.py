@@ -717,3 +717,25 @@ def _2188_empty_image(engine: MutantEngine) -> None:
 )
 def _documented_empty_image(engine: MutantEngine) -> None:
     _play(engine, empty_image_is_text=False)
+
+
+# -- Bash allow rules and file commands (PERM-BASH-1) ----------------------------------
+
+
+@session_fault(
+    "2188-plays-documented-bash-file-commands",
+    "Under claude-code-2.1.88, a Bash(touch:*) rule allows touch (documented PERM-BASH-1)",
+    breaks=("PERM-BASH-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_bash_file_commands(engine: MutantEngine) -> None:
+    _play(engine, bash_rules_cover_file_commands=True)
+
+
+@session_fault(
+    "documented-plays-2188-bash-file-commands",
+    "Under documented, a Bash(mkdir:*) rule leaves mkdir asking (2.1.88's PERM-BASH-1)",
+    breaks=("PERM-BASH-1",),
+)
+def _documented_bash_file_commands(engine: MutantEngine) -> None:
+    _play(engine, bash_rules_cover_file_commands=False)
