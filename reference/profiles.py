@@ -150,6 +150,12 @@ class Profile:
     empty_image_is_text: bool = True
     """IMG-DETECT-1: an empty file named like an image is an empty text file (else Read
     refuses it: ``Image file is empty: PATH``)."""
+    binary_extensions: frozenset[str] | None = None
+    """READ-BINARY-1: None where binary is told by the bytes; else the extensions (lowercase,
+    without the dot) by which the profile's release tells it: ``validate_input`` refuses a
+    path whose extension, any case, is one of them (before looking for the file, after the
+    deny rules) with the ``binary_file`` text, and every other file is read as text, NULs
+    and all (images, PDFs and notebooks keep their kinds)."""
     read_decodes_utf16: bool = True
     """TEXT-ENC-1: Read decodes a UTF-16LE file (else it reads its bytes as UTF-8, each
     byte that is no UTF-8 a replacement character, the NULs shown)."""
@@ -224,6 +230,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "read_offset_zero": "READ-RANGE-1",
         "read_default_limit": "READ-RANGE-2",
         "read_decodes_utf16": "TEXT-ENC-1",
+        "binary_extensions": "READ-BINARY-1",
         "empty_image_is_text": "IMG-DETECT-1",
         "hook_spaced_lists": "HOOK-MATCH-1",
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
@@ -258,6 +265,22 @@ DONT_ASK_DENIAL: Final = (  # PERM-MESSAGE-1 under both releases, as 2.1.88 and 
     "Let the user decide how to proceed."
 )
 
+BINARY_EXTENSIONS_2188: Final = frozenset(
+    {  # READ-BINARY-1 under claude-code-2.1.88: the extensions it was measured to refuse
+        *("a", "o", "so", "dylib", "dll", "lib", "obj", "exe", "msi", "node", "wasm"),
+        *("class", "jar", "pyc", "pyo", "zip", "gz", "tgz", "tar", "bz2", "xz", "7z", "rar"),
+        *("deb", "rpm", "iso", "bin", "dat", "db", "sqlite", "sqlite3", "mp3", "mp4", "wav"),
+        *("avi", "mov", "mkv", "flac", "ogg", "ttf", "otf", "woff", "woff2", "eot", "ico"),
+        *("bmp", "tif", "tiff", "psd", "blend", "swf", "doc", "docx", "xls", "xlsx", "ppt"),
+        *("pptx", "odt"),
+    }
+)
+
+BINARY_EXTENSIONS_LATEST: Final = BINARY_EXTENSIONS_2188 | {
+    # READ-BINARY-1 under claude-code-latest: 2.1.332 refuses these too
+    *("dmg", "lz4", "apk", "heic", "heif", "avif"),
+}
+
 DOCUMENTED: Final = Profile(name="documented")
 
 _PROFILES: Final = (
@@ -289,6 +312,7 @@ _PROFILES: Final = (
         read_offset_zero=True,
         read_default_limit=False,
         read_decodes_utf16=False,
+        binary_extensions=BINARY_EXTENSIONS_2188,
         empty_image_is_text=False,
         grep_past_end_notice=False,
         grep_count_totals_alone=False,
@@ -309,6 +333,10 @@ _PROFILES: Final = (
             "edit_done_all": (
                 "The file {path} has been updated. All occurrences were successfully replaced."
             ),
+            "binary_file": (
+                "This tool cannot read binary files. The file appears to be a binary {extension} "
+                "file. Please use appropriate tools for binary file analysis."
+            ),
         },
         open=frozenset(
             {
@@ -328,7 +356,6 @@ _PROFILES: Final = (
                 "PERM-PATH-3",
                 "PERM-PATH-4",
                 "PERM-SAFETY-1",
-                "READ-BINARY-1",
                 "READ-KIND-1",
                 "REG-MCP-1",
                 "STATE-STALE-1",
@@ -372,6 +399,7 @@ _PROFILES: Final = (
         empty_image_is_text=False,
         numeric_strings=True,
         read_offset_zero=True,
+        binary_extensions=BINARY_EXTENSIONS_LATEST,
         bash_cascade=False,
         hook_updated_input="always",
         killed_writer_cleanup=False,
@@ -394,6 +422,11 @@ _PROFILES: Final = (
                 "settings.</tool_use_error>"
             ),
             "dont_ask": DONT_ASK_DENIAL,
+            "binary_file": (
+                "This tool cannot read binary files. The file appears to be a binary {extension} "
+                "file. Use a skill for this file type if one is available, or a shell command or "
+                "script that can read the format."
+            ),
         },
         open=frozenset(
             {
@@ -414,7 +447,6 @@ _PROFILES: Final = (
                 "PERM-ORDER-1",
                 "PERM-PATH-3",
                 "PERM-SAFETY-1",
-                "READ-BINARY-1",
                 "READ-KIND-1",
                 "READ-RANGE-2",
                 "READ-SIZE-1",

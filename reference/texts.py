@@ -69,6 +69,12 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
             "existing code, write reports, or answer questions about the code behavior."
             "\n</system-reminder>\n",
         ),
+        # READ-BINARY-1: a Read of a binary file ({extension} where its name decides)
+        "binary_file": Text(
+            "READ-BINARY-1",
+            "{path} is a binary file and cannot be read as text. "
+            "Use a tool suited to its format instead.",
+        ),
         # HOOK-BLOCK-1: one denying PreToolUse hook, then the call's whole text
         "hook_denial": Text("HOOK-BLOCK-1", "{reason}"),
         "hook_denial_bare": Text("HOOK-BLOCK-1", ""),

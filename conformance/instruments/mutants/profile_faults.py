@@ -14,6 +14,7 @@ import dataclasses
 from typing import Any
 
 from conformance.instruments.mutants.base import MutantEngine, session_fault
+from reference.profiles import BINARY_EXTENSIONS_2188
 
 
 def _play(engine: MutantEngine, **variant: Any) -> None:
@@ -739,3 +740,35 @@ def _2188_bash_file_commands(engine: MutantEngine) -> None:
 )
 def _documented_bash_file_commands(engine: MutantEngine) -> None:
     _play(engine, bash_rules_cover_file_commands=False)
+
+
+# -- binary files told by name (READ-BINARY-1) -------------------------------------------
+
+
+@session_fault(
+    "2188-plays-documented-binary-by-bytes",
+    "Under claude-code-2.1.88, binary is told by the bytes (documented READ-BINARY-1)",
+    breaks=("READ-BINARY-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_binary_by_bytes(engine: MutantEngine) -> None:
+    _play(engine, binary_extensions=None)
+
+
+@session_fault(
+    "documented-plays-2188-binary-by-name",
+    "Under documented, binary is told by the name (2.1.88's READ-BINARY-1)",
+    breaks=("READ-BINARY-1",),
+)
+def _documented_binary_by_name(engine: MutantEngine) -> None:
+    _play(engine, binary_extensions=BINARY_EXTENSIONS_2188)
+
+
+@session_fault(
+    "latest-plays-2188-binary-names",
+    "Under claude-code-latest, the shorter list of 2.1.88 tells binary files (READ-BINARY-1)",
+    breaks=("READ-BINARY-1",),
+    profile="claude-code-latest",
+)
+def _latest_binary_names(engine: MutantEngine) -> None:
+    _play(engine, binary_extensions=BINARY_EXTENSIONS_2188)

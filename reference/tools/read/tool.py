@@ -137,6 +137,11 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
             f"File is covered by a Read deny rule in your permission settings ({rule.text}) "
             "and cannot be read."
         )
+    extension = binary_extension(ctx, path)
+    if extension is not None:  # READ-BINARY-1 by name, where the profile's release tells so
+        raise errors.BinaryFileNameError(
+            ctx.session.profile.text("binary_file", path=path, extension=extension)
+        )
     kind = st.kind
     if kind is fileio.FileKind.MISSING:  # READ-MISSING-1
         raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
@@ -260,7 +265,9 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
             "specific portions of the file, or search for specific content instead."
         )
     # READ-BINARY-1, READ-BINARY-2: from the first bytes alone, before the rest is read
-    _refuse_binary(path, data if data is not None else fileio.read_head(path, BINARY_SNIFF_BYTES))
+    _refuse_binary(
+        ctx, path, data if data is not None else fileio.read_head(path, BINARY_SNIFF_BYTES)
+    )
     if data is None:
         data = fileio.read_bytes(path)
     encoding = text.detect_encoding(data)
@@ -292,22 +299,32 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     return result
 
 
-def _refuse_binary(path: str, head: bytes) -> None:
+def binary_extension(ctx: ToolUseContext, path: str) -> str | None:
+    """READ-BINARY-1 where the session's profile tells binary files by name: the
+    lowercased extension of ``path`` when it is one of the profile's, else None."""
+    names = ctx.session.profile.binary_extensions
+    if names is None:
+        return None
+    extension = os.path.splitext(path)[1].lower()
+    return extension if extension[1:] in names else None
+
+
+def _refuse_binary(ctx: ToolUseContext, path: str, head: bytes) -> None:
     """READ-BINARY-1: a NUL in the first 8192 bytes, without a UTF-16LE mark, is binary.
 
     READ-BINARY-2: ``head`` is those bytes alone, so a huge (or sparse) file is
-    refused without reading the rest of it.
+    refused without reading the rest of it. Where the session's profile tells
+    binary files by name instead (``validate_input``), nothing is refused here.
     """
+    if ctx.session.profile.binary_extensions is not None:
+        return
     head = head[:BINARY_SNIFF_BYTES]
     if text.detect_encoding(head) is text.Encoding.UTF16LE or b"\x00" not in head:
         return
     unsupported = read_image.unsupported_format(head)
     if unsupported is not None:  # IMG-UNSUPPORTED-1
         raise read_image.unsupported_error(unsupported)
-    raise errors.BinaryFileError(  # READ-BINARY-1
-        f"{path} is a binary file and cannot be read as text. "
-        "Use a tool suited to its format instead."
-    )
+    raise errors.BinaryFileError(ctx.session.profile.text("binary_file", path=path))
 
 
 def _enforce_token_cap(view: str, cap: int) -> None:
@@ -375,6 +392,7 @@ READ_TOOL: Final[Tool[ReadInput]] = build_tool(
         errors.FileDoesNotExistError: 5,
         errors.NotARegularFileError: 6,
         errors.InvalidPagesError: 7,
+        errors.BinaryFileNameError: 8,
     },
     is_concurrency_safe=lambda _inp: True,
     is_read_only=lambda _inp: True,
