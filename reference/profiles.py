@@ -109,10 +109,11 @@ class Profile:
     it ends, so later batches of the message see it (else only the next message does)."""
     bash_cascade: bool = True
     """SCHED-CASCADE-1: a failed Bash cancels the other calls of its batch."""
-    hook_updated_input: Literal["with-allow-or-ask", "ignored", "always"] = "with-allow-or-ask"
+    hook_updated_input: Literal["with-allow-or-ask", "always", "last-ended"] = "with-allow-or-ask"
     """HOOK-UPDATE-1: a PreToolUse hook's ``updatedInput`` replaces the input when its hook
-    allows or asks, never (the model's input runs), or whatever its hook decided (a deny
-    still blocks the call)."""
+    allows or asks, or whatever its hook decided (a deny still blocks the call); or only
+    the hook that ended last counts, whatever it decided, and when it gave none the
+    model's input runs."""
     killed_writer_cleanup: bool = True
     """WRITE-ATOMIC-2: a write under the directory lock uses the one temporary name and
     removes what a killed writer left there (else a random name, and nothing removed)."""
@@ -298,7 +299,7 @@ _PROFILES: Final = (
         bash_failure_reset_line=False,
         bash_failure_shortens_message=True,
         bash_cascade=False,
-        hook_updated_input="ignored",
+        hook_updated_input="last-ended",
         killed_writer_cleanup=False,
         notebook_created_by_edit=True,
         glob_hidden_switch=False,

@@ -274,7 +274,7 @@ def _documented_no_cascade(engine: MutantEngine) -> None:
 
 @session_fault(
     "2188-plays-documented-hook-update",
-    "Under claude-code-2.1.88, a hook's updatedInput replaces the input (documented)",
+    "Under claude-code-2.1.88, the first allowing hook's updatedInput counts (documented)",
     breaks=("HOOK-UPDATE-1",),
     profile="claude-code-2.1.88",
 )
@@ -294,11 +294,11 @@ def _latest_hook_update(engine: MutantEngine) -> None:
 
 @session_fault(
     "documented-plays-2188-hook-update",
-    "Under documented, a hook's updatedInput is ignored (2.1.88's HOOK-UPDATE-1)",
+    "Under documented, only the hook that ended last gives updatedInput (2.1.88's)",
     breaks=("HOOK-UPDATE-1",),
 )
 def _documented_hook_update(engine: MutantEngine) -> None:
-    _play(engine, hook_updated_input="ignored")
+    _play(engine, hook_updated_input="last-ended")
 
 
 @session_fault(
