@@ -284,6 +284,7 @@ class AgentSession:
             "SHELL": shutil.which("bash") or "/bin/sh",
             "NO_COLOR": "1",
             **env,
+            "HOME": str(home),  # PROTO-BEGIN-2: the session's home wins over its env's HOME
         }
         launch = self.definition.launch
         process_env.update({k: _expand(v, values) for k, v in launch.env.items()})
