@@ -16,10 +16,10 @@ from typing import Any, Final
 
 from reference import errors, fileio, text, tokens
 from reference.filestate import ReadRecord
+from reference.profiles import DOCUMENTED, Profile
 from reference.tool import ContentBlock, ToolResult, ToolUseContext
 
 MAX_NOTEBOOK_BYTES: Final = 100 * 1024 * 1024  # NB-SIZE-1
-INVALID_NOTEBOOK: Final = "Notebook is not valid JSON or has no cells list."  # NB-PARSE-1
 IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg"})  # NB-OUTPUT-1
 _ANSI: Final = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")  # CSI and two-byte escapes
 
@@ -29,23 +29,21 @@ def is_notebook(path: str) -> bool:
     return path.lower().endswith(".ipynb")
 
 
-def check_size(size: int) -> None:
+def check_size(size: int, profile: Profile = DOCUMENTED) -> None:
     """NB-SIZE-1: decided by ``stat`` alone, before any byte is read."""
     if size > MAX_NOTEBOOK_BYTES:
-        raise errors.NotebookTooLargeError(
-            f"Notebook is larger than 100 MB ({size} bytes) and cannot be read. "
-            "Use Bash with jq to read specific cells."
-        )
+        raise errors.NotebookTooLargeError(profile.text("notebook_too_large", size=size))
 
 
-def parse_cells(content: str) -> list[Any]:
+def parse_cells(content: str, profile: Profile = DOCUMENTED) -> list[Any]:
     """NB-PARSE-1: the ``cells`` list of a JSON object, else ``InvalidNotebookError``."""
     try:
         doc = json.loads(content)
     except ValueError as exc:
-        raise errors.InvalidNotebookError(INVALID_NOTEBOOK) from exc
+        message = profile.text("notebook_not_json", error=str(exc))
+        raise errors.InvalidNotebookError(message) from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
-        raise errors.InvalidNotebookError(INVALID_NOTEBOOK)
+        raise errors.InvalidNotebookError(profile.text("notebook_no_cells"))
     cells: list[Any] = doc["cells"]
     return cells
 
@@ -135,11 +133,12 @@ def read(
     view: tuple[int, int],
 ) -> ToolResult:
     """The notebook's cells; ``view`` is the call's normalized (offset, limit) for its record."""
-    check_size(st.size)
+    profile = ctx.session.profile
+    check_size(st.size, profile)
     if data is None:
         data = fileio.read_bytes(path)
     content = text.decode(data, text.detect_encoding(data))
-    cells = parse_cells(content)
+    cells = parse_cells(content, profile)
     _enforce_token_cap(render(cells), path, ctx.session.max_read_tokens)
     offset, limit = view
     ctx.session.read_state.set(  # NB-STATE-1: a full Read record, so dedup and NotebookEdit see it
