@@ -252,7 +252,7 @@ def validate_input(inp: NotebookEditInput, ctx: ToolUseContext) -> None:
     record = ctx.session.read_state.get(path)
     missing = st.kind is fileio.FileKind.MISSING
     if missing and record is None and profile.notebook_missing_unread:  # NBEDIT-VALIDATE-1
-        raise errors.FileNotReadError(NOT_READ_YET)  # code 8 first, as the releases
+        raise errors.FileNotReadError(NOT_READ_YET)  # the record check first, as the releases
     if missing:  # READ-MISSING-1's message
         raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
     if st.kind is not fileio.FileKind.REGULAR:
