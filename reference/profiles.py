@@ -191,6 +191,13 @@ class Profile:
     notebook_missing_unread: bool = False
     """NBEDIT-VALIDATE-1: a missing notebook with no record is refused as never read (code
     8 and its message) before it is refused as missing (code 7)."""
+    notebook_joined_text: bool = False
+    """NB-RENDER-1: a notebook read's content has each run of text blocks joined by newlines
+    into one (the images between them stay blocks of their own)."""
+    notebook_release_outputs: bool = False
+    """NB-OUTPUT-1: an output's text is shown after a newline, an execute_result's or
+    display_data's text/plain before its first image, the only image shown, and ANSI
+    sequences are kept."""
     pdf_pages_required: bool = True
     """PDF-REQUIRE-1: a Read without ``pages`` of a PDF of more than 10 pages is refused
     (else it is read whole, PDF-SIZE-1 its only bound)."""
@@ -256,6 +263,8 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "notebook_old_source": "NBEDIT-RESULT-1",
         "unnamed_cell": "NBEDIT-RESULT-1",
         "new_cell_id_hex": "NBEDIT-INSERT-1",
+        "notebook_joined_text": "NB-RENDER-1",
+        "notebook_release_outputs": "NB-OUTPUT-1",
         "notebook_missing_unread": "NBEDIT-VALIDATE-1",
         "pdf_pages_required": "PDF-REQUIRE-1",
         "pdf_whole_output_counts_pages": "PDF-SEND-1",
@@ -343,6 +352,8 @@ _PROFILES: Final = (
         notebook_edit_output="release",
         unnamed_cell="undefined",
         notebook_missing_unread=True,
+        notebook_joined_text=True,
+        notebook_release_outputs=True,
         pdf_pages_required=False,
         pdf_whole_output_counts_pages=False,
         texts={
@@ -366,6 +377,7 @@ _PROFILES: Final = (
                 'Invalid pages parameter: "{pages}". Use formats like "1-5", "3", or "10-20". '
                 "Pages are 1-indexed."
             ),
+            "read_empty": "(Read completed with no output)",
         },
         open=frozenset(
             {
@@ -438,6 +450,8 @@ _PROFILES: Final = (
         notebook_old_source=True,
         new_cell_id_hex=True,
         notebook_missing_unread=True,
+        notebook_joined_text=True,
+        notebook_release_outputs=True,
         pdf_pages_required=False,
         pdf_whole_output_counts_pages=False,
         texts={

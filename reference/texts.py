@@ -92,6 +92,8 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         "nbedit_index_not_found": Text(  # a cell-N name past the last cell
             "NBEDIT-VALIDATE-1", 'Cell with ID "{cell_id}" not found in notebook.'
         ),
+        # NB-RENDER-1: a notebook read whose content is empty (documented: no block)
+        "read_empty": Text("NB-RENDER-1", ""),
         # NB-PARSE-1, NB-SIZE-1: a notebook Read refuses
         "notebook_not_json": Text(  # error: what the JSON parser said
             "NB-PARSE-1", "Notebook is not valid JSON or has no cells list."

@@ -732,6 +732,7 @@ _NOTEBOOK_PDF_TEXTS = (
     "pdf_pages_too_many",
     "pdf_too_large",
     "pdf_whole_read",
+    "read_empty",
 )
 
 
@@ -744,7 +745,14 @@ def _documented_notebook_pdf_texts(engine: MutantEngine) -> None:
 @session_fault(
     "2188-plays-documented-notebook-pdf-texts",
     "Under claude-code-2.1.88, NotebookEdit's and PDF Read's refusals and notes are documented",
-    breaks=("NBEDIT-VALIDATE-1", "PDF-PAGES-1", "PDF-PAGES-2", "PDF-SIZE-1", "PDF-SEND-1"),
+    breaks=(
+        "NBEDIT-VALIDATE-1",
+        "NB-RENDER-1",
+        "PDF-PAGES-1",
+        "PDF-PAGES-2",
+        "PDF-SIZE-1",
+        "PDF-SEND-1",
+    ),
     profile="claude-code-2.1.88",
 )
 def _2188_notebook_pdf_texts(engine: MutantEngine) -> None:
@@ -892,3 +900,32 @@ def _2188_pdf_output(engine: MutantEngine) -> None:
 )
 def _documented_pdf_output(engine: MutantEngine) -> None:
     _play(engine, pdf_whole_output_counts_pages=False)
+
+
+@session_fault(
+    "2188-plays-documented-notebook-view",
+    "Under claude-code-2.1.88, a notebook's blocks are documented (one per cell and output)",
+    breaks=("NB-RENDER-1", "NB-OUTPUT-1"),
+    profile="claude-code-2.1.88",
+)
+def _2188_notebook_view(engine: MutantEngine) -> None:
+    _play(engine, notebook_joined_text=False, notebook_release_outputs=False)
+
+
+@session_fault(
+    "latest-plays-documented-notebook-outputs",
+    "Under claude-code-latest, notebook outputs lose ANSI codes, show every image (documented)",
+    breaks=("NB-OUTPUT-1",),
+    profile="claude-code-latest",
+)
+def _latest_notebook_outputs(engine: MutantEngine) -> None:
+    _play(engine, notebook_release_outputs=False)
+
+
+@session_fault(
+    "documented-plays-release-notebook-view",
+    "Under documented, a notebook's text blocks are joined into one (the releases' NB-RENDER-1)",
+    breaks=("NB-RENDER-1",),
+)
+def _documented_notebook_view(engine: MutantEngine) -> None:
+    _play(engine, notebook_joined_text=True)

@@ -57,9 +57,10 @@ def _joined(value: Any) -> str:
     return ""
 
 
-def _text_block(value: str) -> list[ContentBlock]:
-    """A text block, or none for empty text (an output that gives no text adds no block)."""
-    return [{"type": "text", "text": value}] if value else []
+def _text_block(value: str, lead: str = "") -> list[ContentBlock]:
+    """A text block (``lead`` before the text), or none for empty text (an output that
+    gives no text adds no block)."""
+    return [{"type": "text", "text": lead + value}] if value else []
 
 
 def cell_name(cell: Mapping[str, Any], index: int) -> str:
@@ -68,33 +69,51 @@ def cell_name(cell: Mapping[str, Any], index: int) -> str:
     return ident if isinstance(ident, str) and ident else f"cell-{index}"
 
 
-def _output_blocks(output: Mapping[str, Any]) -> list[ContentBlock]:
-    """NB-OUTPUT-1: the blocks one output gives, in order."""
+def _output_blocks(output: Mapping[str, Any], *, release: bool = False) -> list[ContentBlock]:
+    """NB-OUTPUT-1: the blocks one output gives, in order; ``release``: as the releases give
+    them (each text after a newline, a text/plain before the first image, the only one,
+    ANSI sequences kept)."""
     kind = output.get("output_type")
+    lead = "\n" if release else ""
     if kind == "stream":
-        return _text_block(_joined(output.get("text")))
+        return _text_block(_joined(output.get("text")), lead)
     if kind in ("execute_result", "display_data"):
         data = output.get("data")
         if not isinstance(data, Mapping):
             return []
-        blocks: list[ContentBlock] = []
+        images: list[ContentBlock] = []
         for media_type, value in data.items():
             encoded = _joined(value).replace("\r", "").replace("\n", "")
             if media_type in IMAGE_TYPES and encoded:
                 source = {"type": "base64", "media_type": media_type, "data": encoded}
-                blocks.append({"type": "image", "source": source})
-        return blocks + _text_block(_joined(data.get("text/plain")))
+                images.append({"type": "image", "source": source})
+        plain = _text_block(_joined(data.get("text/plain")), lead)
+        return plain + images[:1] if release else images + plain
     if kind == "error":
         traceback = output.get("traceback")
         lines = [f"{output.get('ename', '')}: {output.get('evalue', '')}"]
         if isinstance(traceback, list):
             lines.extend(line for line in traceback if isinstance(line, str))
-        return _text_block(_ANSI.sub("", "\n".join(lines)))
+        shown = "\n".join(lines)
+        return _text_block(shown if release else _ANSI.sub("", shown), lead)
     return []
 
 
-def render(cells: list[Any]) -> list[ContentBlock]:
-    """NB-RENDER-1: per cell, its text block, then (code cells) its outputs' blocks."""
+def _joined_texts(blocks: list[ContentBlock]) -> list[ContentBlock]:
+    """NB-RENDER-1 under the releases: each run of text blocks as one, joined by newlines."""
+    out: list[ContentBlock] = []
+    for block in blocks:
+        if block["type"] == "text" and out and out[-1]["type"] == "text":
+            out[-1] = {"type": "text", "text": f"{out[-1]['text']}\n{block['text']}"}
+        else:
+            out.append(block)
+    return out
+
+
+def render(cells: list[Any], profile: Profile = DOCUMENTED) -> list[ContentBlock]:
+    """NB-RENDER-1: per cell, its text block, then (code cells) its outputs' blocks; under
+    a profile whose release joins them, each run of text blocks as one."""
+    release = profile.notebook_release_outputs
     blocks: list[ContentBlock] = []
     for index, raw in enumerate(cells):
         cell: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
@@ -108,8 +127,8 @@ def render(cells: list[Any]) -> list[ContentBlock]:
         if cell_type == "code" and isinstance(outputs, list):
             for output in outputs:
                 if isinstance(output, Mapping):
-                    blocks.extend(_output_blocks(output))
-    return blocks
+                    blocks.extend(_output_blocks(output, release=release))
+    return _joined_texts(blocks) if profile.notebook_joined_text else blocks
 
 
 def _enforce_token_cap(blocks: list[ContentBlock], path: str, cap: int) -> None:
@@ -139,7 +158,7 @@ def read(
         data = fileio.read_bytes(path)
     content = text.decode(data, text.detect_encoding(data))
     cells = parse_cells(content, profile)
-    _enforce_token_cap(render(cells), path, ctx.session.max_read_tokens)
+    _enforce_token_cap(render(cells, profile), path, ctx.session.max_read_tokens)
     offset, limit = view
     ctx.session.read_state.set(  # NB-STATE-1: a full Read record, so dedup and NotebookEdit see it
         path,
@@ -157,7 +176,10 @@ def read(
     return ToolResult(data={"type": "notebook", "file": {"filePath": path, "cells": cells}})
 
 
-def to_blocks(data: Mapping[str, Any]) -> list[ContentBlock]:
-    """NB-RENDER-1: the content is rendered from the cells as stored."""
+def to_blocks(data: Mapping[str, Any], profile: Profile = DOCUMENTED) -> list[ContentBlock]:
+    """NB-RENDER-1: the content is rendered from the cells as stored; where it is empty, the
+    profile's ``read_empty`` text (documented: none) is the one block."""
     cells: list[Any] = data["file"]["cells"]
-    return render(cells)
+    blocks = render(cells, profile)
+    empty = "" if blocks else profile.text("read_empty")
+    return [{"type": "text", "text": empty}] if empty else blocks

@@ -348,7 +348,7 @@ def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     if kind == "pdf":
         return read_pdf.to_blocks(data, profile)  # PDF-SEND-1
     if kind == "notebook":
-        return read_notebook.to_blocks(data)  # NB-RENDER-1, NB-OUTPUT-1
+        return read_notebook.to_blocks(data, profile)  # NB-RENDER-1, NB-OUTPUT-1
     file = data["file"]
     if file["content"] == "":  # READ-OFFSET-1, READ-EMPTY-1: a view with no text
         return (
