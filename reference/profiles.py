@@ -198,6 +198,11 @@ class Profile:
     """NB-OUTPUT-1: an output's text is shown after a newline, an execute_result's or
     display_data's text/plain before its first image, the only image shown, and ANSI
     sequences are kept."""
+    notebook_shown_cells: bool = False
+    """NB-RENDER-1: a notebook read's structured output holds the cells as shown (each
+    ``{"cellType", "source", "execution_count"?, "cell_id", "language"?, "outputs"?}``, an
+    output ``{"output_type", "text", "image"?: {"image_data", "media_type"}}``), not as
+    stored; the content is rendered from them."""
     pdf_pages_required: bool = True
     """PDF-REQUIRE-1: a Read without ``pages`` of a PDF of more than 10 pages is refused
     (else it is read whole, PDF-SIZE-1 its only bound)."""
@@ -264,6 +269,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "unnamed_cell": "NBEDIT-RESULT-1",
         "new_cell_id_hex": "NBEDIT-INSERT-1",
         "notebook_joined_text": "NB-RENDER-1",
+        "notebook_shown_cells": "NB-RENDER-1",
         "notebook_release_outputs": "NB-OUTPUT-1",
         "notebook_missing_unread": "NBEDIT-VALIDATE-1",
         "pdf_pages_required": "PDF-REQUIRE-1",
@@ -354,6 +360,7 @@ _PROFILES: Final = (
         notebook_missing_unread=True,
         notebook_joined_text=True,
         notebook_release_outputs=True,
+        notebook_shown_cells=True,
         pdf_pages_required=False,
         pdf_whole_output_counts_pages=False,
         texts={
@@ -452,6 +459,7 @@ _PROFILES: Final = (
         notebook_missing_unread=True,
         notebook_joined_text=True,
         notebook_release_outputs=True,
+        notebook_shown_cells=True,
         pdf_pages_required=False,
         pdf_whole_output_counts_pages=False,
         texts={

@@ -32,6 +32,7 @@ from reference.tools.common import (
     record_is_stale,
     record_own_write,
 )
+from reference.tools.read.notebook import language_of
 
 NAME: Final = "NotebookEdit"
 CELL_TYPE_REQUIRED: Final = "Cell type is required when using edit_mode=insert."
@@ -40,7 +41,6 @@ _INDEX_NAME: Final = re.compile(r"cell-([0-9]+)", re.ASCII)  # NBEDIT-CELL-1: ce
 _ID_ALPHABET: Final = "0123456789abcdefghijklmnopqrstuvwxyz"  # NBEDIT-INSERT-1
 _ID_LENGTH: Final = 11
 _HEX_ID_LENGTH: Final = 8  # NBEDIT-INSERT-1 under claude-code-latest
-_DEFAULT_LANGUAGE: Final = "python"  # NBEDIT-RESULT-1: the releases' language without language_info
 NO_METADATA: Final = "The notebook has no metadata object."
 
 CellType = Literal["code", "markdown"]
@@ -338,7 +338,7 @@ def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
             "new_source": inp.new_source,
             **named,
             "cell_type": inp.cell_type or "code",  # the call's, not the cell's
-            "language": _language_of(edited.doc),
+            "language": language_of(edited.doc),
             "edit_mode": inp.edit_mode,
             "error": "",
             "notebook_path": path,
@@ -347,14 +347,6 @@ def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
             **old,
         }
     )
-
-
-def _language_of(doc: Mapping[str, Any]) -> str:
-    """NBEDIT-RESULT-1 under the releases: ``metadata.language_info.name``, else python."""
-    metadata = doc.get("metadata")
-    info = metadata.get("language_info") if isinstance(metadata, dict) else None
-    name = info.get("name") if isinstance(info, dict) else None
-    return name if isinstance(name, str) else _DEFAULT_LANGUAGE
 
 
 def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:

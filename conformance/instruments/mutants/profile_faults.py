@@ -929,3 +929,22 @@ def _latest_notebook_outputs(engine: MutantEngine) -> None:
 )
 def _documented_notebook_view(engine: MutantEngine) -> None:
     _play(engine, notebook_joined_text=True)
+
+
+@session_fault(
+    "2188-plays-documented-notebook-output",
+    "Under claude-code-2.1.88, a notebook read's output holds the cells as stored (documented)",
+    breaks=("NB-RENDER-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_notebook_output(engine: MutantEngine) -> None:
+    _play(engine, notebook_shown_cells=False)
+
+
+@session_fault(
+    "documented-plays-release-notebook-output",
+    "Under documented, a notebook read's output holds the cells as shown (the releases')",
+    breaks=("NB-RENDER-1",),
+)
+def _documented_notebook_output(engine: MutantEngine) -> None:
+    _play(engine, notebook_shown_cells=True)

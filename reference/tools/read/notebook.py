@@ -21,6 +21,7 @@ from reference.tool import ContentBlock, ToolResult, ToolUseContext
 
 MAX_NOTEBOOK_BYTES: Final = 100 * 1024 * 1024  # NB-SIZE-1
 IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg"})  # NB-OUTPUT-1
+DEFAULT_LANGUAGE: Final = "python"  # the releases' language of a notebook without language_info
 _ANSI: Final = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")  # CSI and two-byte escapes
 
 
@@ -37,6 +38,12 @@ def check_size(size: int, profile: Profile = DOCUMENTED) -> None:
 
 def parse_cells(content: str, profile: Profile = DOCUMENTED) -> list[Any]:
     """NB-PARSE-1: the ``cells`` list of a JSON object, else ``InvalidNotebookError``."""
+    cells: list[Any] = parse_notebook(content, profile)["cells"]
+    return cells
+
+
+def parse_notebook(content: str, profile: Profile = DOCUMENTED) -> dict[str, Any]:
+    """NB-PARSE-1: the JSON object, holding a ``cells`` list, else ``InvalidNotebookError``."""
     try:
         doc = json.loads(content)
     except ValueError as exc:
@@ -44,8 +51,15 @@ def parse_cells(content: str, profile: Profile = DOCUMENTED) -> list[Any]:
         raise errors.InvalidNotebookError(message) from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
         raise errors.InvalidNotebookError(profile.text("notebook_no_cells"))
-    cells: list[Any] = doc["cells"]
-    return cells
+    return doc
+
+
+def language_of(doc: Mapping[str, Any]) -> str:
+    """The releases' language of a notebook: ``metadata.language_info.name``, else python."""
+    metadata = doc.get("metadata")
+    info = metadata.get("language_info") if isinstance(metadata, Mapping) else None
+    name = info.get("name") if isinstance(info, Mapping) else None
+    return name if isinstance(name, str) else DEFAULT_LANGUAGE
 
 
 def _joined(value: Any) -> str:
@@ -131,6 +145,75 @@ def render(cells: list[Any], profile: Profile = DOCUMENTED) -> list[ContentBlock
     return _joined_texts(blocks) if profile.notebook_joined_text else blocks
 
 
+def _shown_output(output: Mapping[str, Any]) -> dict[str, Any]:
+    """NB-OUTPUT-1 under the releases: an output as their structured output holds it, its
+    text (empty when it has none, ANSI sequences kept) and its first image."""
+    kind = output.get("output_type")
+    text_of = ""
+    image: dict[str, Any] | None = None
+    if kind == "stream":
+        text_of = _joined(output.get("text"))
+    elif kind in ("execute_result", "display_data"):
+        data = output.get("data")
+        data = data if isinstance(data, Mapping) else {}
+        text_of = _joined(data.get("text/plain"))
+        for media_type, value in data.items():
+            encoded = _joined(value).replace("\r", "").replace("\n", "")
+            if media_type in IMAGE_TYPES and encoded:
+                image = {"image_data": encoded, "media_type": media_type}
+                break
+    elif kind == "error":
+        traceback = output.get("traceback")
+        lines = [f"{output.get('ename', '')}: {output.get('evalue', '')}"]
+        if isinstance(traceback, list):
+            lines.extend(line for line in traceback if isinstance(line, str))
+        text_of = "\n".join(lines)
+    return {"output_type": kind, "text": text_of, **({"image": image} if image else {})}
+
+
+def shown_cells(cells: list[Any], language: str) -> list[dict[str, Any]]:
+    """NB-RENDER-1 under a profile whose release gives them: the cells as its structured
+    output holds them (``cellType``, the source as one string, ``execution_count`` when
+    set, ``cell_id``, a code cell's ``language`` and its outputs when it has some)."""
+    shown: list[dict[str, Any]] = []
+    for index, raw in enumerate(cells):
+        cell: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        cell_type = cell.get("cell_type")
+        entry: dict[str, Any] = {"cellType": cell_type, "source": _joined(cell.get("source"))}
+        if cell.get("execution_count") is not None:
+            entry["execution_count"] = cell["execution_count"]
+        entry["cell_id"] = cell_name(cell, index)
+        outputs = cell.get("outputs")
+        if cell_type == "code":
+            entry["language"] = language
+            if isinstance(outputs, list) and outputs:
+                entry["outputs"] = [_shown_output(o) for o in outputs if isinstance(o, Mapping)]
+        shown.append(entry)
+    return shown
+
+
+def render_shown(cells: list[Any], profile: Profile) -> list[ContentBlock]:
+    """NB-RENDER-1, NB-OUTPUT-1 as the releases render ``shown_cells``: each cell's text
+    block, then each output's text (after a newline) and its image; runs of text joined
+    where the profile's release joins them."""
+    lead = "\n" if profile.notebook_release_outputs else ""
+    blocks: list[ContentBlock] = []
+    for cell in cells:
+        name, cell_type = cell["cell_id"], cell["cellType"]
+        mark = f"<cell_type>{cell_type}</cell_type>" if cell_type in ("markdown", "raw") else ""
+        blocks.append(
+            {"type": "text", "text": f'<cell id="{name}">{mark}{cell["source"]}</cell id="{name}">'}
+        )
+        for output in cell.get("outputs", ()):
+            blocks.extend(_text_block(output["text"], lead))
+            image = output.get("image")
+            if image is not None:
+                source = {"type": "base64", "media_type": image["media_type"]}
+                source["data"] = image["image_data"]
+                blocks.append({"type": "image", "source": source})
+    return _joined_texts(blocks) if profile.notebook_joined_text else blocks
+
+
 def _enforce_token_cap(blocks: list[ContentBlock], path: str, cap: int) -> None:
     """NB-TOKENS-1: the text blocks joined by newlines pass the token gate."""
     joined = "\n".join(block["text"] for block in blocks if block["type"] == "text")
@@ -157,8 +240,12 @@ def read(
     if data is None:
         data = fileio.read_bytes(path)
     content = text.decode(data, text.detect_encoding(data))
-    cells = parse_cells(content, profile)
-    _enforce_token_cap(render(cells, profile), path, ctx.session.max_read_tokens)
+    doc = parse_notebook(content, profile)
+    cells: list[Any] = doc["cells"]
+    if profile.notebook_shown_cells:  # NB-RENDER-1 under a profile whose release gives them
+        cells = shown_cells(cells, language_of(doc))
+    result = ToolResult(data={"type": "notebook", "file": {"filePath": path, "cells": cells}})
+    _enforce_token_cap(to_blocks(result.data, profile), path, ctx.session.max_read_tokens)
     offset, limit = view
     ctx.session.read_state.set(  # NB-STATE-1: a full Read record, so dedup and NotebookEdit see it
         path,
@@ -173,13 +260,15 @@ def read(
             turn=ctx.session.turn,  # READ-DEDUP-5
         ),
     )
-    return ToolResult(data={"type": "notebook", "file": {"filePath": path, "cells": cells}})
+    return result
 
 
 def to_blocks(data: Mapping[str, Any], profile: Profile = DOCUMENTED) -> list[ContentBlock]:
-    """NB-RENDER-1: the content is rendered from the cells as stored; where it is empty, the
-    profile's ``read_empty`` text (documented: none) is the one block."""
+    """NB-RENDER-1: the content is rendered from the cells of the output (as stored, or as
+    shown where the profile's release gives those); where it is empty, the profile's
+    ``read_empty`` text (documented: none) is the one block."""
     cells: list[Any] = data["file"]["cells"]
-    blocks = render(cells, profile)
+    shown = profile.notebook_shown_cells
+    blocks = render_shown(cells, profile) if shown else render(cells, profile)
     empty = "" if blocks else profile.text("read_empty")
     return [{"type": "text", "text": empty}] if empty else blocks
