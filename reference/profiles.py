@@ -203,9 +203,9 @@ class Profile:
     ``{"cellType", "source", "execution_count"?, "cell_id", "language"?, "outputs"?}``, an
     output ``{"output_type", "text", "image"?: {"image_data", "media_type"}}``), not as
     stored; the content is rendered from them."""
-    pdf_pages_required: bool = True
-    """PDF-REQUIRE-1: a Read without ``pages`` of a PDF of more than 10 pages is refused
-    (else it is read whole, PDF-SIZE-1 its only bound)."""
+    pdf_document_in_result: bool = True
+    """PDF-SEND-1: a PDF read's document block is in the tool_result (else the release sends
+    it beside the result, which holds only the ``pdf_whole_read`` note)."""
     pdf_whole_output_counts_pages: bool = True
     """PDF-SEND-1: a whole PDF read's structured output has ``numPages`` and ``pages``
     (else only ``filePath``, ``base64`` and ``originalSize``)."""
@@ -272,7 +272,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "notebook_shown_cells": "NB-RENDER-1",
         "notebook_release_outputs": "NB-OUTPUT-1",
         "notebook_missing_unread": "NBEDIT-VALIDATE-1",
-        "pdf_pages_required": "PDF-REQUIRE-1",
+        "pdf_document_in_result": "PDF-SEND-1",
         "pdf_whole_output_counts_pages": "PDF-SEND-1",
     }
 )
@@ -316,6 +316,11 @@ RELEASE_NOTEBOOK_PDF_TEXTS: Final[Mapping[str, str]] = MappingProxyType(
             "smaller range."
         ),
         "pdf_too_large": "PDF file exceeds maximum allowed size of 20MB.",
+        "pdf_pages_required": (
+            "This PDF has {count} pages, which is too many to read at once. Use the pages "
+            'parameter to read specific page ranges (e.g., pages: "1-5"). Maximum {limit} '
+            "pages per request."
+        ),
         "pdf_whole_read": "PDF file read: {path} ({size})",
     }
 )
@@ -361,8 +366,8 @@ _PROFILES: Final = (
         notebook_joined_text=True,
         notebook_release_outputs=True,
         notebook_shown_cells=True,
-        pdf_pages_required=False,
         pdf_whole_output_counts_pages=False,
+        pdf_document_in_result=False,
         texts={
             "call_error": "{message}",
             "hook_denial_bare": "Hook PreToolUse:{tool} denied this tool",
@@ -460,7 +465,6 @@ _PROFILES: Final = (
         notebook_joined_text=True,
         notebook_release_outputs=True,
         notebook_shown_cells=True,
-        pdf_pages_required=False,
         pdf_whole_output_counts_pages=False,
         texts={
             "call_error": "{message}",

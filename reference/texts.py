@@ -114,6 +114,12 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
             "PDF-PAGES-2",
             'Page range "{pages}" has {count} pages; at most {limit} pages can be read per call.',
         ),
+        # PDF-REQUIRE-1: a whole read of a PDF of more than 10 pages
+        "pdf_pages_required": Text(
+            "PDF-REQUIRE-1",
+            "This PDF has {count} pages, which is more than {most}. Read it in ranges with the "
+            'pages parameter (for example pages: "1-5"), at most {limit} pages per call.',
+        ),
         # PDF-SEND-1: a note before a whole read's document block (documented: none)
         "pdf_whole_read": Text("PDF-SEND-1", ""),
         # PDF-SIZE-1: a PDF too large to send

@@ -732,6 +732,7 @@ _NOTEBOOK_PDF_TEXTS = (
     "pdf_pages_too_many",
     "pdf_too_large",
     "pdf_whole_read",
+    "pdf_pages_required",
     "read_empty",
 )
 
@@ -750,6 +751,7 @@ def _documented_notebook_pdf_texts(engine: MutantEngine) -> None:
         "NB-RENDER-1",
         "PDF-PAGES-1",
         "PDF-PAGES-2",
+        "PDF-REQUIRE-1",
         "PDF-SIZE-1",
         "PDF-SEND-1",
     ),
@@ -768,6 +770,7 @@ def _2188_notebook_pdf_texts(engine: MutantEngine) -> None:
         "NB-PARSE-1",
         "PDF-PAGES-1",
         "PDF-PAGES-2",
+        "PDF-REQUIRE-1",
         "PDF-SIZE-1",
         "PDF-SEND-1",
     ),
@@ -855,32 +858,22 @@ def _documented_missing_notebook(engine: MutantEngine) -> None:
 
 
 @session_fault(
-    "2188-plays-documented-pdf-require",
-    "Under claude-code-2.1.88, a PDF of more than 10 pages needs pages (documented)",
-    breaks=("PDF-REQUIRE-1",),
+    "2188-plays-documented-pdf-document",
+    "Under claude-code-2.1.88, a whole PDF read's document is in the tool_result (documented)",
+    breaks=("PDF-SEND-1",),
     profile="claude-code-2.1.88",
 )
-def _2188_pdf_require(engine: MutantEngine) -> None:
-    _play(engine, pdf_pages_required=True)
+def _2188_pdf_document(engine: MutantEngine) -> None:
+    _play(engine, pdf_document_in_result=True)
 
 
 @session_fault(
-    "latest-plays-documented-pdf-require",
-    "Under claude-code-latest, a PDF of more than 10 pages needs pages (documented)",
-    breaks=("PDF-REQUIRE-1",),
-    profile="claude-code-latest",
+    "documented-plays-2188-pdf-document",
+    "Under documented, a whole PDF read's document is beside the tool_result (2.1.88's)",
+    breaks=("PDF-SEND-1",),
 )
-def _latest_pdf_require(engine: MutantEngine) -> None:
-    _play(engine, pdf_pages_required=True)
-
-
-@session_fault(
-    "documented-plays-release-pdf-require",
-    "Under documented, a PDF of more than 10 pages is read whole (the releases' PDF-REQUIRE-1)",
-    breaks=("PDF-REQUIRE-1",),
-)
-def _documented_pdf_require(engine: MutantEngine) -> None:
-    _play(engine, pdf_pages_required=False)
+def _documented_pdf_document(engine: MutantEngine) -> None:
+    _play(engine, pdf_document_in_result=False)
 
 
 @session_fault(

@@ -126,9 +126,9 @@ def read(
     """The PDF, whole or the pages of ``pages``; records nothing (IMG-STATE-1).
 
     ``size`` is the file's size from ``stat``; ``data`` its bytes when the
-    caller already read them; ``profile`` the session's, whose release may read
-    a long PDF whole (PDF-REQUIRE-1) and give a whole read's output without its
-    page count (PDF-SEND-1).
+    caller already read them; ``profile`` the session's, whose release may word
+    the refusals otherwise and give a whole read's output without its page
+    count (PDF-SEND-1).
     """
     if pages is None:
         # PDF-SIZE-1: a whole read sends the file, so stat decides before any byte is read
@@ -140,12 +140,14 @@ def read(
             count: int | None = _open(data)[1]
         except (errors.InvalidPdfError, errors.PdfPasswordProtectedError):
             count = None  # PDF-OPEN-1: a whole read sends it as it is, as 2.1.88 does
-        too_long = count is not None and count > MAX_PAGES_WITHOUT_RANGE
-        if too_long and profile.pdf_pages_required:  # PDF-REQUIRE-1
+        if count is not None and count > MAX_PAGES_WITHOUT_RANGE:  # PDF-REQUIRE-1
             raise errors.PdfPagesRequiredError(
-                f"This PDF has {count} pages, which is more than {MAX_PAGES_WITHOUT_RANGE}. "
-                'Read it in ranges with the pages parameter (for example pages: "1-5"), '
-                f"at most {MAX_PAGES_PER_CALL} pages per call."
+                profile.text(
+                    "pdf_pages_required",
+                    count=count,
+                    most=MAX_PAGES_WITHOUT_RANGE,
+                    limit=MAX_PAGES_PER_CALL,
+                )
             )
         sent = data  # PDF-SEND-1: the file's bytes, unchanged
     else:
@@ -183,10 +185,13 @@ def format_size(size: int) -> str:
 
 def to_blocks(data: Mapping[str, Any], profile: Profile = DOCUMENTED) -> list[ContentBlock]:
     """PDF-SEND-1: one document block; a whole read's note before it where the profile's
-    release writes one (its ``pdf_whole_read`` text is not empty)."""
+    release writes one (its ``pdf_whole_read`` text is not empty), the note alone where the
+    release sends the document beside the tool_result."""
     file = data["file"]
     source = {"type": "base64", "media_type": "application/pdf", "data": file["base64"]}
     blocks: list[ContentBlock] = [{"type": "document", "source": source}]
+    if not profile.pdf_document_in_result and file.get("pages") is None:
+        blocks = []
     if file.get("pages") is None:
         note = profile.text(
             "pdf_whole_read", path=file["filePath"], size=format_size(file["originalSize"])
