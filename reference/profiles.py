@@ -181,6 +181,45 @@ class Profile:
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
+    # --- notebooks, NotebookEdit and PDFs ---
+    notebook_edit_output: Literal["documented", "release"] = "documented"
+    """NBEDIT-RESULT-1: NotebookEdit's structured output: documented, or as the releases give
+    it, ``{"new_source", "cell_id", "cell_type", "language", "edit_mode", "error": "",
+    "notebook_path", "original_file", "updated_file"}``: ``cell_type`` the call's (``code``
+    when it gives none), ``language`` the notebook's ``metadata.language_info.name`` (else
+    ``python``), the file's text before and as written, no ``cell_id`` for a cell without a
+    name."""
+    notebook_old_source: bool = False
+    """NBEDIT-RESULT-1, with the releases' output: a replaced or deleted cell's source before
+    the edit is in it too, as ``old_source``."""
+    unnamed_cell: str | None = None
+    """NBEDIT-RESULT-1: None names a cell without an id ``cell-N`` (its index); else such a
+    cell (replaced, deleted or new) has no name: the text says this in its place (2.1.88:
+    ``undefined``) and the structured output has no ``cell_id``."""
+    new_cell_id_hex: bool = False
+    """NBEDIT-INSERT-1: a new cell's id is 8 lower-case hexadecimal digits (else 11
+    lower-case letters and digits)."""
+    notebook_missing_unread: bool = False
+    """NBEDIT-VALIDATE-1: a missing notebook with no record is refused as never read (code
+    8 and its message) before it is refused as missing (code 7)."""
+    notebook_joined_text: bool = False
+    """NB-RENDER-1: a notebook read's content has each run of text blocks joined by newlines
+    into one (the images between them stay blocks of their own)."""
+    notebook_release_outputs: bool = False
+    """NB-OUTPUT-1: an output's text is shown after a newline, an execute_result's or
+    display_data's text/plain before its first image, the only image shown, and ANSI
+    sequences are kept."""
+    notebook_shown_cells: bool = False
+    """NB-RENDER-1: a notebook read's structured output holds the cells as shown (each
+    ``{"cellType", "source", "execution_count"?, "cell_id", "language"?, "outputs"?}``, an
+    output ``{"output_type", "text", "image"?: {"image_data", "media_type"}}``), not as
+    stored; the content is rendered from them."""
+    pdf_document_in_result: bool = True
+    """PDF-SEND-1: a PDF read's document block is in the tool_result (else the release sends
+    it beside the result, which holds only the ``pdf_whole_read`` note)."""
+    pdf_whole_output_counts_pages: bool = True
+    """PDF-SEND-1: a whole PDF read's structured output has ``numPages`` and ``pages``
+    (else only ``filePath``, ``base64`` and ``originalSize``)."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """The release's template for each text (a key of ``reference.texts.TEXTS``) it
     renders otherwise than documented; the annex lists the key's ID."""
@@ -237,6 +276,17 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
         "grep_past_end_notice": "GREP-PAGE-1",
         "grep_count_totals_alone": "GREP-COUNT-1",
+        # notebooks, NotebookEdit and PDFs
+        "notebook_edit_output": "NBEDIT-RESULT-1",
+        "notebook_old_source": "NBEDIT-RESULT-1",
+        "unnamed_cell": "NBEDIT-RESULT-1",
+        "new_cell_id_hex": "NBEDIT-INSERT-1",
+        "notebook_joined_text": "NB-RENDER-1",
+        "notebook_shown_cells": "NB-RENDER-1",
+        "notebook_release_outputs": "NB-OUTPUT-1",
+        "notebook_missing_unread": "NBEDIT-VALIDATE-1",
+        "pdf_document_in_result": "PDF-SEND-1",
+        "pdf_whole_output_counts_pages": "PDF-SEND-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -282,6 +332,28 @@ BINARY_EXTENSIONS_LATEST: Final = BINARY_EXTENSIONS_2188 | {
     *("dmg", "lz4", "apk", "heic", "heif", "avif"),
 }
 
+RELEASE_NOTEBOOK_PDF_TEXTS: Final[Mapping[str, str]] = MappingProxyType(
+    {  # notebooks, NotebookEdit and PDFs: as 2.1.88 and 2.1.332 both wrote them
+        "nbedit_not_notebook": (
+            "File must be a Jupyter notebook (.ipynb file). For editing other file types, use "
+            "the FileEdit tool."
+        ),
+        "nbedit_not_json": "Notebook is not valid JSON.",
+        "nbedit_index_not_found": "Cell with index {index} does not exist in notebook.",
+        "pdf_pages_too_many": (
+            'Page range "{pages}" exceeds maximum of {limit} pages per request. Please use a '
+            "smaller range."
+        ),
+        "pdf_too_large": "PDF file exceeds maximum allowed size of 20MB.",
+        "pdf_pages_required": (
+            "This PDF has {count} pages, which is too many to read at once. Use the pages "
+            'parameter to read specific page ranges (e.g., pages: "1-5"). Maximum {limit} '
+            "pages per request."
+        ),
+        "pdf_whole_read": "PDF file read: {path} ({size})",
+    }
+)
+
 DOCUMENTED: Final = Profile(name="documented")
 
 _PROFILES: Final = (
@@ -318,6 +390,15 @@ _PROFILES: Final = (
         grep_past_end_notice=False,
         grep_count_totals_alone=False,
         hook_texts_in_result=False,
+        # notebooks, NotebookEdit and PDFs
+        notebook_edit_output="release",
+        unnamed_cell="undefined",
+        notebook_missing_unread=True,
+        notebook_joined_text=True,
+        notebook_release_outputs=True,
+        notebook_shown_cells=True,
+        pdf_whole_output_counts_pages=False,
+        pdf_document_in_result=False,
         texts={
             "call_error": "{message}",
             "hook_denial_bare": "Hook PreToolUse:{tool} denied this tool",
@@ -338,6 +419,12 @@ _PROFILES: Final = (
                 "This tool cannot read binary files. The file appears to be a binary {extension} "
                 "file. Please use appropriate tools for binary file analysis."
             ),
+            **RELEASE_NOTEBOOK_PDF_TEXTS,
+            "pdf_pages_invalid": (
+                'Invalid pages parameter: "{pages}". Use formats like "1-5", "3", or "10-20". '
+                "Pages are 1-indexed."
+            ),
+            "read_empty": "(Read completed with no output)",
         },
         open=frozenset(
             {
@@ -350,8 +437,6 @@ _PROFILES: Final = (
                 "GLOB-BASE-1",
                 "HOOK-EXIT-1",
                 "IMG-DECODE-1",
-                "NBEDIT-RESULT-1",
-                "PDF-REQUIRE-1",
                 "PERM-BASH-4",
                 "PERM-PATH-2",
                 "PERM-PATH-3",
@@ -406,6 +491,15 @@ _PROFILES: Final = (
         killed_writer_cleanup=False,
         notebook_created_by_edit=True,
         hook_texts_in_result=False,
+        # notebooks, NotebookEdit and PDFs
+        notebook_edit_output="release",
+        notebook_old_source=True,
+        new_cell_id_hex=True,
+        notebook_missing_unread=True,
+        notebook_joined_text=True,
+        notebook_release_outputs=True,
+        notebook_shown_cells=True,
+        pdf_whole_output_counts_pages=False,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -428,6 +522,29 @@ _PROFILES: Final = (
                 "file. Use a skill for this file type if one is available, or a shell command or "
                 "script that can read the format."
             ),
+            **RELEASE_NOTEBOOK_PDF_TEXTS,
+            "nbedit_no_cells": (
+                'Notebook file is not a valid Jupyter notebook (top-level "cells" must be an '
+                'array of cell objects, each with a string or string-array "source").'
+            ),
+            "notebook_not_json": (
+                "Notebook file is not valid JSON (it may be truncated, corrupted, or still "
+                "being written): {error}"
+            ),
+            "notebook_too_large": (
+                "Notebook file exceeds the maximum size this tool can read (100MB). Use Bash "
+                "with jq to read specific portions:\n"
+                "  cat <notebook_path> | jq '.cells[:20]' # First 20 cells\n"
+                "  cat <notebook_path> | jq '.cells[100:120]' # Cells 100-120\n"
+                "  cat <notebook_path> | jq '.cells | length' # Count total cells\n"
+                "  cat <notebook_path> | jq '.cells[] | select(.cell_type==\"code\") | .source'"
+                " # All code sources"
+            ),
+            "pdf_pages_invalid": (
+                'Invalid pages parameter: "{pages}". Give one page ("3") or one range ("1-5"), '
+                "not a list. To read several pages or ranges, read each one separately. Pages "
+                "are 1-indexed."
+            ),
         },
         open=frozenset(
             {
@@ -439,7 +556,6 @@ _PROFILES: Final = (
                 "HOOK-CONFIG-1",
                 "HOOK-DECISION-1",
                 "IMG-DECODE-1",
-                "PDF-REQUIRE-1",
                 "PERM-BASH-2",
                 "PERM-BASH-3",
                 "PERM-BASH-4",

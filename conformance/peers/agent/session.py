@@ -278,7 +278,6 @@ class AgentSession:
             "LANG": "C.UTF-8",
             **inherited,
             "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', os.defpath)}",
-            "HOME": str(home),
             "TMPDIR": str(self.work / "tmp"),
             "TERM": "dumb",
             "SHELL": shutil.which("bash") or "/bin/sh",

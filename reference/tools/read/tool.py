@@ -153,8 +153,8 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
     if inp.pages is not None:  # READ-VALIDATE-1 code 7
         # PDF-PAGES-1 and PDF-PAGES-2 hold whatever the file's kind; on a file
         # that is not a PDF a well-formed pages is then ignored.
-        pages = read_pdf.parse_pages(inp.pages)
-        read_pdf.check_range_length(inp.pages, pages)
+        pages = read_pdf.parse_pages(inp.pages, ctx.session.profile)
+        read_pdf.check_range_length(inp.pages, pages, ctx.session.profile)
 
 
 def format_lines(lines: list[str], start: int) -> str:
@@ -254,7 +254,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
         whole = data if data is not None else fileio.read_bytes(path)
         return read_image.read(path, whole, image, ctx.session.max_read_tokens)
     if kind is Kind.PDF:
-        return read_pdf.read(path, st.size, data, inp.pages)
+        return read_pdf.read(path, st.size, data, inp.pages, ctx.session.profile)
     if kind is Kind.NOTEBOOK:
         return read_notebook.read(ctx, path, st, data, (offset, limit))
     unbounded = inp.limit is None  # READ-SIZE-2: only a limit lifts the size gate
@@ -363,9 +363,9 @@ def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     if kind == "image":
         return read_image.to_blocks(data)  # IMG-BLOCK-1
     if kind == "pdf":
-        return read_pdf.to_blocks(data)  # PDF-SEND-1
+        return read_pdf.to_blocks(data, profile)  # PDF-SEND-1
     if kind == "notebook":
-        return read_notebook.to_blocks(data)  # NB-RENDER-1, NB-OUTPUT-1
+        return read_notebook.to_blocks(data, profile)  # NB-RENDER-1, NB-OUTPUT-1
     file = data["file"]
     if file["content"] == "":  # READ-OFFSET-1, READ-EMPTY-1: a view with no text
         return (
