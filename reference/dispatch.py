@@ -23,7 +23,7 @@ from reference.permissions.decision import PermissionDecision, decide
 from reference.permissions.session_rules import open_guard
 from reference.profiles import DOCUMENTED, Profile, schema_context
 from reference.results import bound_output, persist, size_of, with_text_blocks
-from reference.schema_errors import format_schema_error, json_type, schema_error_text
+from reference.schema_errors import as_object, format_schema_error, json_type, schema_error_text
 from reference.tool import ContextModifier, ResultContent, Tool, ToolUseContext, find_tool
 
 Stage = Literal[
@@ -300,10 +300,10 @@ class _Call:
         The input as parsed (what ``call()`` gets, TOOL-CALL-1) and its
         observable form (DISP-BACKFILL-1), or the outcome that ends the call.
         """
+        profile = self.session.profile
+        raw_input = as_object(raw_input, profile)  # DISP-SCHEMA-2: the profile's reading
         if not isinstance(raw_input, Mapping):
-            line = (
-                f"The input type is expected as `object` but provided as `{json_type(raw_input)}`"
-            )
+            line = profile.text("schema_not_object", provided=json_type(raw_input))
             return _refused(
                 self.id,
                 "input_schema",
@@ -321,7 +321,7 @@ class _Call:
             return _refused(  # DISP-SCHEMA-1
                 self.id,
                 "input_schema",
-                format_schema_error(tool, raw_input, exc),
+                format_schema_error(tool, raw_input, exc, profile),
                 error_name=errors.InputValidationError.error_name,
             )
         # DISP-BACKFILL-1: hooks and permissions see expanded paths; call() gets the original.

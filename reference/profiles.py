@@ -170,6 +170,15 @@ class Profile:
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
+    # -- validation, schema error, read, registry, MCP and hook-input variants --
+    schema_constraints: Literal["lines", "issues"] = "lines"
+    """DISP-SCHEMA-2: a value breaking a constraint gets its ``is invalid`` line, or, as the
+    releases do, no line; when no other line is left the text is ``InputValidationError:``
+    and the breached constraints' issue list as indented JSON."""
+    non_object_input: Literal["refused", "null-empty", "spread"] = "refused"
+    """DISP-SCHEMA-2: a non-object input is refused with its own line, or ``null`` is checked
+    as an empty object (the rest refused), or every non-object is checked as the object a
+    script's spread makes of it (an array's and a string's entries by index, else none)."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """The release's template for each text (a key of ``reference.texts.TEXTS``) it
     renders otherwise than documented; the annex lists the key's ID."""
@@ -224,6 +233,9 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
         "grep_past_end_notice": "GREP-PAGE-1",
         "grep_count_totals_alone": "GREP-COUNT-1",
+        # validation, schema error, read, registry, MCP and hook-input variants
+        "schema_constraints": "DISP-SCHEMA-2",
+        "non_object_input": "DISP-SCHEMA-2",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -251,6 +263,13 @@ DONT_ASK_DENIAL: Final = (  # PERM-MESSAGE-1 under both releases, as 2.1.88 and 
     "denial. If you believe this capability is essential to complete the user's request, STOP "
     "and explain to the user what you were trying to do and why you need this permission. "
     "Let the user decide how to proceed."
+)
+
+RELEASE_SCHEMA_TEXTS: Final[Mapping[str, str]] = MappingProxyType(
+    {  # DISP-SCHEMA-2 under both releases: an integer field's type, by what was given
+        "schema_integer_type": "number",
+        "schema_integer_fraction": "int",
+    }
 )
 
 DOCUMENTED: Final = Profile(name="documented")
@@ -287,7 +306,15 @@ _PROFILES: Final = (
         grep_past_end_notice=False,
         grep_count_totals_alone=False,
         hook_texts_in_result=False,
+        # validation, schema error, read, registry, MCP and hook-input variants
+        schema_constraints="issues",
+        non_object_input="null-empty",
         texts={
+            # validation, schema error, read, registry, MCP and hook-input texts
+            **RELEASE_SCHEMA_TEXTS,
+            "schema_not_object": (
+                "The parameter `` type is expected as `object` but provided as `{provided}`"
+            ),
             "call_error": "{message}",
             "hook_denial_bare": "Hook PreToolUse:{tool} denied this tool",
             "hook_denial_exit2": "PreToolUse:{tool} hook error: [{command}]: {stderr}",
@@ -372,7 +399,12 @@ _PROFILES: Final = (
         killed_writer_cleanup=False,
         notebook_created_by_edit=True,
         hook_texts_in_result=False,
+        # validation, schema error, read, registry, MCP and hook-input variants
+        schema_constraints="issues",
+        non_object_input="spread",
         texts={
+            # validation, schema error, read, registry, MCP and hook-input texts
+            **RELEASE_SCHEMA_TEXTS,
             "call_error": "{message}",
             "read_reminder": "",
             "hook_denial": "PreToolUse:{tool} hook error: {reason}",

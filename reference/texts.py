@@ -76,6 +76,14 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         "hook_denial_exit2_bare": Text("HOOK-BLOCK-1", ""),
         "hook_block": Text("HOOK-BLOCK-1", "Blocked by PreToolUse hook: {reasons}"),
         "hook_block_bare": Text("HOOK-BLOCK-1", "Blocked by PreToolUse hook"),
+        # -- validation, schema error, read, registry, MCP and hook-input texts --
+        # DISP-SCHEMA-2: T for an integer field given no number, and given a fraction
+        "schema_integer_type": Text("DISP-SCHEMA-2", "integer"),
+        "schema_integer_fraction": Text("DISP-SCHEMA-2", "integer"),
+        # DISP-SCHEMA-2: the line of a non-object input
+        "schema_not_object": Text(
+            "DISP-SCHEMA-2", "The input type is expected as `object` but provided as `{provided}`"
+        ),
     }
 )
 """Every text a profile may render otherwise, by key."""

@@ -717,3 +717,83 @@ def _2188_empty_image(engine: MutantEngine) -> None:
 )
 def _documented_empty_image(engine: MutantEngine) -> None:
     _play(engine, empty_image_is_text=False)
+
+
+# -- validation, schema error, read, registry, MCP and hook-input texts --------------
+
+
+def _drop_texts(engine: MutantEngine, *keys: str) -> None:
+    """Give the open session its profile without its own templates for ``keys``."""
+    texts = {k: v for k, v in engine.live_session.profile.texts.items() if k not in keys}
+    _play(engine, texts=texts)
+
+
+@session_fault(
+    "2188-plays-documented-integer-type",
+    "Under claude-code-2.1.88, an integer field given a boolean is expected as `integer` "
+    "(documented DISP-SCHEMA-2)",
+    breaks=("DISP-SCHEMA-2",),
+    profile="claude-code-2.1.88",
+)
+def _2188_integer_type(engine: MutantEngine) -> None:
+    _drop_texts(engine, "schema_integer_type")
+
+
+@session_fault(
+    "latest-plays-documented-integer-fraction",
+    "Under claude-code-latest, an integer field given 1.5 is expected as `integer` "
+    "(documented DISP-SCHEMA-2)",
+    breaks=("DISP-SCHEMA-2",),
+    profile="claude-code-latest",
+)
+def _latest_integer_fraction(engine: MutantEngine) -> None:
+    _drop_texts(engine, "schema_integer_fraction")
+
+
+@session_fault(
+    "2188-plays-documented-not-object-line",
+    "Under claude-code-2.1.88, a non-object input's line names the input (documented)",
+    breaks=("DISP-SCHEMA-2",),
+    profile="claude-code-2.1.88",
+)
+def _2188_not_object_line(engine: MutantEngine) -> None:
+    _drop_texts(engine, "schema_not_object")
+
+
+@session_fault(
+    "2188-plays-documented-constraint-lines",
+    "Under claude-code-2.1.88, a breached constraint gets its line (documented DISP-SCHEMA-2)",
+    breaks=("DISP-SCHEMA-2",),
+    profile="claude-code-2.1.88",
+)
+def _2188_constraint_lines(engine: MutantEngine) -> None:
+    _play(engine, schema_constraints="lines")
+
+
+@session_fault(
+    "documented-plays-release-constraint-issues",
+    "Under documented, a breached constraint alone is shown as an issue list (the releases')",
+    breaks=("DISP-SCHEMA-2",),
+)
+def _documented_constraint_issues(engine: MutantEngine) -> None:
+    _play(engine, schema_constraints="issues")
+
+
+@session_fault(
+    "latest-plays-2188-non-object-input",
+    "Under claude-code-latest, a non-object input other than null is refused (2.1.88's)",
+    breaks=("DISP-SCHEMA-2",),
+    profile="claude-code-latest",
+)
+def _latest_non_object(engine: MutantEngine) -> None:
+    _play(engine, non_object_input="null-empty")
+
+
+@session_fault(
+    "2188-plays-latest-non-object-input",
+    "Under claude-code-2.1.88, a non-object input is spread into an object (latest's)",
+    breaks=("DISP-SCHEMA-2",),
+    profile="claude-code-2.1.88",
+)
+def _2188_non_object(engine: MutantEngine) -> None:
+    _play(engine, non_object_input="spread")

@@ -19,9 +19,10 @@ import stat as statmod
 import sys
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
-from pydantic import Field, ModelWrapValidatorHandler, ValidationInfo, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo
+from pydantic_core import PydanticKnownError
 
 from reference import errors, fileio, paths, text, tokens
 from reference.filestate import ReadRecord
@@ -53,25 +54,23 @@ DEDUP_STUB: Final = (  # READ-DEDUP-1
 DEDUP_HIT: Final = MappingProxyType({"dedup": True})
 
 
+def _offset_floor(value: int | None, info: ValidationInfo) -> int | None:
+    """READ-RANGE-1: ``offset`` is at least 1, or at least 0 where the session's profile
+    takes ``offset: 0`` (the exported schema still says 1); a breach is the ``>=`` constraint
+    of the floor that applies (DISP-SCHEMA-2)."""
+    floor = 0 if profile_of(info).read_offset_zero else 1
+    if value is not None and value < floor:
+        raise PydanticKnownError("greater_than_equal", {"ge": floor})
+    return value
+
+
 class ReadInput(StrictInput):
     file_path: str = Field(description="The absolute path to the file to read")
-    offset: LenientJsonInt | None = Field(
-        default=None, ge=1, description="1-based line to start at"
+    offset: Annotated[LenientJsonInt | None, AfterValidator(_offset_floor)] = Field(
+        default=None, json_schema_extra={"minimum": 1}, description="1-based line to start at"
     )
     limit: LenientJsonInt | None = Field(default=None, ge=1, description="Number of lines to read")
     pages: str | None = Field(default=None, description="PDF page range, e.g. '1-5'")
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _offset_zero(
-        cls, data: Any, handler: ModelWrapValidatorHandler[ReadInput], info: ValidationInfo
-    ) -> ReadInput:
-        """READ-RANGE-1 where the session's profile takes ``offset: 0``: checked as offset 1,
-        then kept as 0 (the exported schema still says offset >= 1)."""
-        zero = isinstance(data, Mapping) and data.get("offset") == 0
-        if zero and not isinstance(data["offset"], bool) and profile_of(info).read_offset_zero:
-            return handler({**data, "offset": 1}).model_copy(update={"offset": 0})
-        return handler(data)
 
 
 def resolve_existing(path: str, *, retry: bool = True) -> tuple[str, fileio.Stat]:
