@@ -330,10 +330,11 @@ class _Call:
             try:
                 tool.validate_input(parsed, self.ctx)  # TOOL-VALIDATE-1: before hooks, prompts
             except errors.Refusal as refusal:  # DISP-VALIDATE-1
-                return _refused(
-                    self.id,
-                    "validate",
-                    refusal.message,
+                return CallOutcome(  # ERR-CODE-1, in the refusal's text of the profile
+                    tool_use_id=self.id,
+                    content=profile.text(refusal.text, message=refusal.message),
+                    is_error=True,
+                    stage="validate",
                     error_code=tool.error_code(refusal),
                     error_name=refusal.error_name,
                 )

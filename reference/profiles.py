@@ -32,12 +32,14 @@ __all__ = [
     "STATE_NOTE",
     "VARIANT_IDS",
     "Profile",
+    "SimilarNames",
     "WriteRead",
     "profile_named",
     "varying_ids",
 ]
 
 WriteRead = Literal["full", "any", "unread-text"]
+SimilarNames = Literal["case-or-stem", "stem-sorted", "stem-listed"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,6 +181,10 @@ class Profile:
     """DISP-SCHEMA-2: a non-object input is refused with its own line, or ``null`` is checked
     as an empty object (the rest refused), or every non-object is checked as the object a
     script's spread makes of it (an array's and a string's entries by index, else none)."""
+    similar_names: SimilarNames = "case-or-stem"
+    """READ-SUGGEST-1: the sibling a missing file's message suggests: one equal ignoring case,
+    else one of the same stem, each the first in name order; or only one of the same stem
+    (case counts), the first in name order or in the directory's own listing order."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """The release's template for each text (a key of ``reference.texts.TEXTS``) it
     renders otherwise than documented; the annex lists the key's ID."""
@@ -236,6 +242,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         # validation, schema error, read, registry, MCP and hook-input variants
         "schema_constraints": "DISP-SCHEMA-2",
         "non_object_input": "DISP-SCHEMA-2",
+        "similar_names": "READ-SUGGEST-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -265,10 +272,13 @@ DONT_ASK_DENIAL: Final = (  # PERM-MESSAGE-1 under both releases, as 2.1.88 and 
     "Let the user decide how to proceed."
 )
 
-RELEASE_SCHEMA_TEXTS: Final[Mapping[str, str]] = MappingProxyType(
+RELEASE_VALIDATION_TEXTS: Final[Mapping[str, str]] = MappingProxyType(  # both releases
     {  # DISP-SCHEMA-2 under both releases: an integer field's type, by what was given
         "schema_integer_type": "number",
         "schema_integer_fraction": "int",
+        # READ-MISSING-1: Read's missing file not wrapped; READ-SUGGEST-1: the name alone
+        "read_missing": "{message}",
+        "did_you_mean": " Did you mean {name}?",
     }
 )
 
@@ -309,9 +319,10 @@ _PROFILES: Final = (
         # validation, schema error, read, registry, MCP and hook-input variants
         schema_constraints="issues",
         non_object_input="null-empty",
+        similar_names="stem-sorted",
         texts={
             # validation, schema error, read, registry, MCP and hook-input texts
-            **RELEASE_SCHEMA_TEXTS,
+            **RELEASE_VALIDATION_TEXTS,
             "schema_not_object": (
                 "The parameter `` type is expected as `object` but provided as `{provided}`"
             ),
@@ -402,9 +413,10 @@ _PROFILES: Final = (
         # validation, schema error, read, registry, MCP and hook-input variants
         schema_constraints="issues",
         non_object_input="spread",
+        similar_names="stem-listed",
         texts={
             # validation, schema error, read, registry, MCP and hook-input texts
-            **RELEASE_SCHEMA_TEXTS,
+            **RELEASE_VALIDATION_TEXTS,
             "call_error": "{message}",
             "read_reminder": "",
             "hook_denial": "PreToolUse:{tool} hook error: {reason}",

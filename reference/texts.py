@@ -80,6 +80,11 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         # DISP-SCHEMA-2: T for an integer field given no number, and given a fraction
         "schema_integer_type": Text("DISP-SCHEMA-2", "integer"),
         "schema_integer_fraction": Text("DISP-SCHEMA-2", "integer"),
+        # ERR-CODE-1: a validate_input refusal; READ-MISSING-1: Read's refusal of a missing file
+        "refusal": Text("ERR-CODE-1", "<tool_use_error>{message}</tool_use_error>"),
+        "read_missing": Text("READ-MISSING-1", "<tool_use_error>{message}</tool_use_error>"),
+        # READ-SUGGEST-1: the suggestion after a missing file's message (its path, its name)
+        "did_you_mean": Text("READ-SUGGEST-1", " Did you mean {path}?"),
         # DISP-SCHEMA-2: the line of a non-object input
         "schema_not_object": Text(
             "DISP-SCHEMA-2", "The input type is expected as `object` but provided as `{provided}`"

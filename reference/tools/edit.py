@@ -63,7 +63,9 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
         )
     missing = st.kind is fileio.FileKind.MISSING
     if missing and inp.old_string != "":  # EDIT-VALIDATE-1: existence before the notebook
-        raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
+        raise errors.FileDoesNotExistError(
+            paths.file_does_not_exist_message(path, ctx.cwd, ctx.session.profile)
+        )
     # EDIT-CREATE-1: a new notebook is refused, unless the profile creates it as any file
     if path.endswith(".ipynb") and not (missing and ctx.session.profile.notebook_created_by_edit):
         raise errors.NotebookFileError(

@@ -797,3 +797,43 @@ def _latest_non_object(engine: MutantEngine) -> None:
 )
 def _2188_non_object(engine: MutantEngine) -> None:
     _play(engine, non_object_input="spread")
+
+
+@session_fault(
+    "2188-plays-documented-similar-names",
+    "Under claude-code-2.1.88, a name differing only in case is suggested (documented)",
+    breaks=("READ-SUGGEST-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_similar_names(engine: MutantEngine) -> None:
+    _play(engine, similar_names="case-or-stem")
+
+
+@session_fault(
+    "latest-plays-documented-similar-names",
+    "Under claude-code-latest, a name differing only in case is suggested (documented)",
+    breaks=("READ-SUGGEST-1",),
+    profile="claude-code-latest",
+)
+def _latest_similar_names(engine: MutantEngine) -> None:
+    _play(engine, similar_names="case-or-stem")
+
+
+@session_fault(
+    "2188-plays-documented-suggestion-path",
+    "Under claude-code-2.1.88, a suggestion names the file's whole path (documented)",
+    breaks=("READ-SUGGEST-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_suggestion_path(engine: MutantEngine) -> None:
+    _drop_texts(engine, "did_you_mean")
+
+
+@session_fault(
+    "latest-plays-documented-read-missing-wrap",
+    "Under claude-code-latest, Read's refusal of a missing file is wrapped (documented)",
+    breaks=("READ-MISSING-1",),
+    profile="claude-code-latest",
+)
+def _latest_read_missing_wrap(engine: MutantEngine) -> None:
+    _drop_texts(engine, "read_missing")

@@ -138,7 +138,10 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
         )
     kind = st.kind
     if kind is fileio.FileKind.MISSING:  # READ-MISSING-1
-        raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
+        raise errors.FileDoesNotExistError(
+            paths.file_does_not_exist_message(path, ctx.cwd, ctx.session.profile),
+            text="read_missing",
+        )
     if kind in (fileio.FileKind.DIRECTORY, fileio.FileKind.OTHER):  # READ-KIND-1
         what = "a directory" if kind is fileio.FileKind.DIRECTORY else "not a regular file"
         raise errors.NotARegularFileError(
