@@ -20,8 +20,10 @@ from pydantic import BaseModel, ValidationError
 
 from reference import errors, fileio, hooks
 from reference.permissions.decision import PermissionDecision, decide
+from reference.permissions.rules import denied_tool_names
 from reference.permissions.session_rules import open_guard
 from reference.profiles import DOCUMENTED, Profile, schema_context
+from reference.registry import base_tools
 from reference.results import bound_output, persist, size_of, with_text_blocks
 from reference.schema_errors import as_object, format_schema_error, json_type, schema_error_text
 from reference.tool import ContextModifier, ResultContent, Tool, ToolUseContext, find_tool
@@ -222,7 +224,7 @@ class _Call:
             return _refused(  # DISP-FIND-1
                 self.id,
                 "unknown_tool",
-                f"Error: No such tool available: {self.name}",
+                self._unknown_tool_text(),
                 error_name=errors.UnknownToolError.error_name,
             )
         if self.ctx.abort.is_set():  # DISP-ABORT-1
@@ -262,6 +264,21 @@ class _Call:
                 message, stage="permission", error_name=errors.PermissionDeniedError.error_name
             )
         return self._call(tool, parsed, observable)
+
+    def _unknown_tool_text(self) -> str:
+        """DISP-FIND-1's text, in the profile's words for the name of a built-in tool a
+        whole-tool deny rule removed (REG-DENY-1; not an alias) and for a name naming a tool
+        of the pool in other case."""
+        profile = self.session.profile
+        name = str(self.name)
+        denied = denied_tool_names(self.session.settings.permission_entries("deny"))
+        if name in denied and any(tool.name == name for tool in base_tools(self.session)):
+            return profile.text("unknown_tool_denied", name=name)
+        folded = name.casefold()
+        other = next((t.name for t in self.tools if t.name.casefold() == folded), None)
+        if other is not None:
+            return profile.text("unknown_tool_case", name=name, tool=other)
+        return profile.text("unknown_tool", name=name)
 
     def _hook_blocks(
         self, event: str, result: hooks.PreToolUseResult | hooks.PostToolUseResult

@@ -417,6 +417,14 @@ _PROFILES: Final = (
         texts={
             # validation, schema error, read, registry, MCP and hook-input texts
             **RELEASE_VALIDATION_TEXTS,
+            "unknown_tool_denied": (
+                "Error: No such tool available: {name}. {name} is disabled for this session, "
+                "in subagents as well as here."
+            ),
+            "unknown_tool_case": (
+                "Error: No such tool available: {name}. Tool names are case-sensitive: call "
+                "{tool} instead."
+            ),
             "call_error": "{message}",
             "read_reminder": "",
             "hook_denial": "PreToolUse:{tool} hook error: {reason}",

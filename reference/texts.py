@@ -77,6 +77,10 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         "hook_block": Text("HOOK-BLOCK-1", "Blocked by PreToolUse hook: {reasons}"),
         "hook_block_bare": Text("HOOK-BLOCK-1", "Blocked by PreToolUse hook"),
         # -- validation, schema error, read, registry, MCP and hook-input texts --
+        # DISP-FIND-1: an unknown name; one a whole-tool deny removed; one in other case
+        "unknown_tool": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
+        "unknown_tool_denied": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
+        "unknown_tool_case": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
         # DISP-SCHEMA-2: T for an integer field given no number, and given a fraction
         "schema_integer_type": Text("DISP-SCHEMA-2", "integer"),
         "schema_integer_fraction": Text("DISP-SCHEMA-2", "integer"),

@@ -837,3 +837,24 @@ def _2188_suggestion_path(engine: MutantEngine) -> None:
 )
 def _latest_read_missing_wrap(engine: MutantEngine) -> None:
     _drop_texts(engine, "read_missing")
+
+
+@session_fault(
+    "latest-plays-documented-unknown-denied",
+    "Under claude-code-latest, a call of a tool a deny rule removed gets the plain text "
+    "(documented DISP-FIND-1)",
+    breaks=("DISP-FIND-1",),
+    profile="claude-code-latest",
+)
+def _latest_unknown_denied(engine: MutantEngine) -> None:
+    _drop_texts(engine, "unknown_tool_denied")
+
+
+@session_fault(
+    "latest-plays-documented-unknown-case",
+    "Under claude-code-latest, a tool name in other case gets the plain text (documented)",
+    breaks=("DISP-FIND-1",),
+    profile="claude-code-latest",
+)
+def _latest_unknown_case(engine: MutantEngine) -> None:
+    _drop_texts(engine, "unknown_tool_case")
