@@ -181,6 +181,10 @@ class Profile:
     """DISP-SCHEMA-2: a non-object input is refused with its own line, or ``null`` is checked
     as an empty object (the rest refused), or every non-object is checked as the object a
     script's spread makes of it (an array's and a string's entries by index, else none)."""
+    empty_view_notice: Literal["any", "past-end"] = "any"
+    """READ-OFFSET-1: every view with no text is the notice, or only a view past the last
+    line and the view of a file with no text: a view of empty lines inside a file with text
+    shows them numbered."""
     similar_names: SimilarNames = "case-or-stem"
     """READ-SUGGEST-1: the sibling a missing file's message suggests: one equal ignoring case,
     else one of the same stem, each the first in name order; or only one of the same stem
@@ -243,6 +247,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "schema_constraints": "DISP-SCHEMA-2",
         "non_object_input": "DISP-SCHEMA-2",
         "similar_names": "READ-SUGGEST-1",
+        "empty_view_notice": "READ-OFFSET-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -414,9 +419,14 @@ _PROFILES: Final = (
         schema_constraints="issues",
         non_object_input="spread",
         similar_names="stem-listed",
+        empty_view_notice="past-end",
         texts={
             # validation, schema error, read, registry, MCP and hook-input texts
             **RELEASE_VALIDATION_TEXTS,
+            "read_empty_file": (
+                "<system-reminder>Warning: the file exists but the contents are empty."
+                "</system-reminder>"
+            ),
             "unknown_tool_denied": (
                 "Error: No such tool available: {name}. {name} is disabled for this session, "
                 "in subagents as well as here."

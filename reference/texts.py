@@ -77,6 +77,17 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         "hook_block": Text("HOOK-BLOCK-1", "Blocked by PreToolUse hook: {reasons}"),
         "hook_block_bare": Text("HOOK-BLOCK-1", "Blocked by PreToolUse hook"),
         # -- validation, schema error, read, registry, MCP and hook-input texts --
+        # READ-OFFSET-1: a view with no text; READ-EMPTY-1: the view of a file with no text
+        "read_empty_view": Text(
+            "READ-OFFSET-1",
+            "<system-reminder>Warning: the file exists but is shorter than the provided offset "
+            "({offset}). The file has {lines} lines.</system-reminder>",
+        ),
+        "read_empty_file": Text(
+            "READ-EMPTY-1",
+            "<system-reminder>Warning: the file exists but is shorter than the provided offset "
+            "({offset}). The file has {lines} lines.</system-reminder>",
+        ),
         # DISP-FIND-1: an unknown name; one a whole-tool deny removed; one in other case
         "unknown_tool": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
         "unknown_tool_denied": Text("DISP-FIND-1", "Error: No such tool available: {name}"),

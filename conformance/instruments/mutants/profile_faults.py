@@ -858,3 +858,32 @@ def _latest_unknown_denied(engine: MutantEngine) -> None:
 )
 def _latest_unknown_case(engine: MutantEngine) -> None:
     _drop_texts(engine, "unknown_tool_case")
+
+
+@session_fault(
+    "latest-plays-documented-empty-file-notice",
+    "Under claude-code-latest, an empty file gets the shorter-than-offset notice (documented)",
+    breaks=("READ-EMPTY-1",),
+    profile="claude-code-latest",
+)
+def _latest_empty_file_notice(engine: MutantEngine) -> None:
+    _drop_texts(engine, "read_empty_file")
+
+
+@session_fault(
+    "latest-plays-documented-empty-view-notice",
+    "Under claude-code-latest, a view of empty lines inside a file is the notice (documented)",
+    breaks=("READ-OFFSET-1",),
+    profile="claude-code-latest",
+)
+def _latest_empty_view_notice(engine: MutantEngine) -> None:
+    _play(engine, empty_view_notice="any")
+
+
+@session_fault(
+    "documented-plays-latest-empty-view-notice",
+    "Under documented, a view of empty lines inside a file shows them (latest's READ-OFFSET-1)",
+    breaks=("READ-OFFSET-1",),
+)
+def _documented_empty_view_notice(engine: MutantEngine) -> None:
+    _play(engine, empty_view_notice="past-end")

@@ -341,6 +341,15 @@ def _text_result(path: str, shown: list[str], offset: int, total: int) -> ToolRe
     )
 
 
+def _notice_for_empty_view(file: Mapping[str, Any], profile: Profile) -> bool:
+    """READ-OFFSET-1: a view with no text is the notice; under a profile whose notice is for
+    views past the end alone, a view of empty lines inside a file with text shows them."""
+    if profile.empty_view_notice == "any":
+        return True
+    past_end = file["startLine"] > file["totalLines"]
+    return past_end or (file["totalLines"] == 1 and file["startLine"] <= 1)
+
+
 def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     kind = data["type"]
     if kind == "file_unchanged":
@@ -352,12 +361,11 @@ def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     if kind == "notebook":
         return read_notebook.to_blocks(data)  # NB-RENDER-1, NB-OUTPUT-1
     file = data["file"]
-    if file["content"] == "":  # READ-OFFSET-1, READ-EMPTY-1: a view with no text
-        return (
-            "<system-reminder>Warning: the file exists but is shorter than the provided "
-            f"offset ({file['startLine']}). The file has {file['totalLines']} lines."
-            "</system-reminder>"
-        )
+    if file["content"] == "" and _notice_for_empty_view(file, profile):
+        fields = {"offset": file["startLine"], "lines": file["totalLines"]}
+        if file["totalLines"] == 1 and file["startLine"] <= 1:  # READ-EMPTY-1: no text at all
+            return profile.text("read_empty_file", **fields)
+        return profile.text("read_empty_view", **fields)  # READ-OFFSET-1
     # READ-FORMAT-1, READ-REMINDER-1
     lines = format_lines(file["content"].split("\n"), file["startLine"])
     return lines + profile.text("read_reminder")
