@@ -427,6 +427,7 @@ _PROFILES: Final = (
                 "<system-reminder>Warning: the file exists but the contents are empty."
                 "</system-reminder>"
             ),
+            "bash_timeout": "Exit code 143\n{output}Command timed out after {seconds}s",
             "unknown_tool_denied": (
                 "Error: No such tool available: {name}. {name} is disabled for this session, "
                 "in subagents as well as here."

@@ -88,6 +88,9 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
             "<system-reminder>Warning: the file exists but is shorter than the provided offset "
             "({offset}). The file has {lines} lines.</system-reminder>",
         ),
+        # BASH-TIMEOUT-2: a timed-out command's message (the output so far ends in a newline;
+        # ``seconds`` is the timeout in whole seconds, rounded down)
+        "bash_timeout": Text("BASH-TIMEOUT-2", "{output}Command timed out after {duration}"),
         # DISP-FIND-1: an unknown name; one a whole-tool deny removed; one in other case
         "unknown_tool": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
         "unknown_tool_denied": Text("DISP-FIND-1", "Error: No such tool available: {name}"),

@@ -367,10 +367,13 @@ def call(inp: BashInput, ctx: ToolUseContext) -> ToolResult:
     output = decode(finished.output).rstrip("\n")
     if finished.stopped == "abort":
         raise errors.CallAbortedError("aborted")  # SCHED-ABORT-1
-    if finished.stopped == "timeout":  # BASH-TIMEOUT-2
-        lines = [shorten_for_failure(output)] if output else []
-        lines.append(f"Command timed out after {format_timeout(limit)}")
-        raise errors.BashTimeoutError("\n".join(lines))
+    if finished.stopped == "timeout":  # BASH-TIMEOUT-2, in the profile's words
+        shown = shorten_for_failure(output) + "\n" if output else ""
+        raise errors.BashTimeoutError(
+            session.profile.text(
+                "bash_timeout", output=shown, duration=format_timeout(limit), seconds=limit // 1000
+            )
+        )
     new_cwd, reset_line = _cwd_outcome(shell_cwd, ctx)
     code = finished.code
     profile = session.profile

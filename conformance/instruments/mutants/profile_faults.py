@@ -887,3 +887,14 @@ def _latest_empty_view_notice(engine: MutantEngine) -> None:
 )
 def _documented_empty_view_notice(engine: MutantEngine) -> None:
     _play(engine, empty_view_notice="past-end")
+
+
+@session_fault(
+    "latest-plays-documented-timeout-text",
+    "Under claude-code-latest, a timed-out command says its timeout to the millisecond "
+    "(documented BASH-TIMEOUT-2)",
+    breaks=("BASH-TIMEOUT-2",),
+    profile="claude-code-latest",
+)
+def _latest_timeout_text(engine: MutantEngine) -> None:
+    _drop_texts(engine, "bash_timeout")
