@@ -181,6 +181,13 @@ class Profile:
     """DISP-SCHEMA-2: a non-object input is refused with its own line, or ``null`` is checked
     as an empty object (the rest refused), or every non-object is checked as the object a
     script's spread makes of it (an array's and a string's entries by index, else none)."""
+    hook_input_unknown_keys: Literal["refused", "dropped"] = "refused"
+    """HOOK-UPDATE-1: a key of a hook's ``updatedInput`` the tool's schema does not know is
+    refused by the schema check, as a model's would be, or dropped before it."""
+    hook_input_expanded: bool = False
+    """HOOK-UPDATE-1: ``call()`` receives a hook's replacement input in its observable form
+    (paths expanded, DISP-BACKFILL-1) rather than as the hook gave it, so a result naming
+    the path as given (FILE-PATH-1) names it expanded."""
     empty_view_notice: Literal["any", "past-end"] = "any"
     """READ-OFFSET-1: every view with no text is the notice, or only a view past the last
     line and the view of a file with no text: a view of empty lines inside a file with text
@@ -248,6 +255,8 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "non_object_input": "DISP-SCHEMA-2",
         "similar_names": "READ-SUGGEST-1",
         "empty_view_notice": "READ-OFFSET-1",
+        "hook_input_unknown_keys": "HOOK-UPDATE-1",
+        "hook_input_expanded": "HOOK-UPDATE-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -420,6 +429,8 @@ _PROFILES: Final = (
         non_object_input="spread",
         similar_names="stem-listed",
         empty_view_notice="past-end",
+        hook_input_unknown_keys="dropped",
+        hook_input_expanded=True,
         texts={
             # validation, schema error, read, registry, MCP and hook-input texts
             **RELEASE_VALIDATION_TEXTS,
@@ -428,6 +439,11 @@ _PROFILES: Final = (
                 "</system-reminder>"
             ),
             "bash_timeout": "Exit code 143\n{output}Command timed out after {seconds}s",
+            "hook_input_invalid": (
+                "PreToolUse hook for {tool} returned updatedInput that failed schema validation: "
+                "{issues}\nThe tool input from the model was valid; the hook's rewrite of it was "
+                "not."
+            ),
             "unknown_tool_denied": (
                 "Error: No such tool available: {name}. {name} is disabled for this session, "
                 "in subagents as well as here."

@@ -91,6 +91,9 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         # BASH-TIMEOUT-2: a timed-out command's message (the output so far ends in a newline;
         # ``seconds`` is the timeout in whole seconds, rounded down)
         "bash_timeout": Text("BASH-TIMEOUT-2", "{output}Command timed out after {duration}"),
+        # HOOK-UPDATE-1: a hook's replacement input the schema refuses (``error``: the wrapped
+        # schema text; ``issues``: that text without its ``InputValidationError: `` prefix)
+        "hook_input_invalid": Text("HOOK-UPDATE-1", "{error}"),
         # DISP-FIND-1: an unknown name; one a whole-tool deny removed; one in other case
         "unknown_tool": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
         "unknown_tool_denied": Text("DISP-FIND-1", "Error: No such tool available: {name}"),

@@ -898,3 +898,34 @@ def _documented_empty_view_notice(engine: MutantEngine) -> None:
 )
 def _latest_timeout_text(engine: MutantEngine) -> None:
     _drop_texts(engine, "bash_timeout")
+
+
+@session_fault(
+    "latest-plays-documented-hook-input-refusal",
+    "Under claude-code-latest, a hook's refused replacement gets the model's schema text "
+    "(documented HOOK-UPDATE-1)",
+    breaks=("HOOK-UPDATE-1",),
+    profile="claude-code-latest",
+)
+def _latest_hook_input_refusal(engine: MutantEngine) -> None:
+    _drop_texts(engine, "hook_input_invalid")
+
+
+@session_fault(
+    "latest-plays-documented-hook-input-keys",
+    "Under claude-code-latest, a hook's unknown input key is refused (documented HOOK-UPDATE-1)",
+    breaks=("HOOK-UPDATE-1",),
+    profile="claude-code-latest",
+)
+def _latest_hook_input_keys(engine: MutantEngine) -> None:
+    _play(engine, hook_input_unknown_keys="refused")
+
+
+@session_fault(
+    "latest-plays-documented-hook-input-paths",
+    "Under claude-code-latest, call() gets a hook's relative path as given (documented)",
+    breaks=("HOOK-UPDATE-1",),
+    profile="claude-code-latest",
+)
+def _latest_hook_input_paths(engine: MutantEngine) -> None:
+    _play(engine, hook_input_expanded=False)

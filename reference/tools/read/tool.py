@@ -346,8 +346,8 @@ def _notice_for_empty_view(file: Mapping[str, Any], profile: Profile) -> bool:
     views past the end alone, a view of empty lines inside a file with text shows them."""
     if profile.empty_view_notice == "any":
         return True
-    past_end = file["startLine"] > file["totalLines"]
-    return past_end or (file["totalLines"] == 1 and file["startLine"] <= 1)
+    start, total = int(file["startLine"]), int(file["totalLines"])
+    return start > total or (total == 1 and start <= 1)
 
 
 def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
