@@ -293,6 +293,11 @@ RELEASE_VALIDATION_TEXTS: Final[Mapping[str, str]] = MappingProxyType(  # both r
         # READ-MISSING-1: Read's missing file not wrapped; READ-SUGGEST-1: the name alone
         "read_missing": "{message}",
         "did_you_mean": " Did you mean {name}?",
+        # BASH-VALIDATE-1: run_in_background is no parameter while background tasks are off
+        "bash_background_disabled": (
+            "<tool_use_error>InputValidationError: Bash failed due to the following issue:\n"
+            "An unexpected parameter `run_in_background` was provided</tool_use_error>"
+        ),
     }
 )
 
@@ -439,6 +444,12 @@ _PROFILES: Final = (
                 "</system-reminder>"
             ),
             "bash_timeout": "Exit code 143\n{output}Command timed out after {seconds}s",
+            "bash_nul_command": (
+                '<tool_use_error>InputValidationError: [\n  {{\n    "code": "custom",\n'
+                '    "path": [\n      "command"\n    ],\n    "message": "command contains '
+                'control characters that would be hidden in the approval dialog"\n  }}\n]'
+                "</tool_use_error>"
+            ),
             "hook_input_invalid": (
                 "PreToolUse hook for {tool} returned updatedInput that failed schema validation: "
                 "{issues}\nThe tool input from the model was valid; the hook's rewrite of it was "

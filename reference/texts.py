@@ -94,6 +94,12 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         # HOOK-UPDATE-1: a hook's replacement input the schema refuses (``error``: the wrapped
         # schema text; ``issues``: that text without its ``InputValidationError: `` prefix)
         "hook_input_invalid": Text("HOOK-UPDATE-1", "{error}"),
+        # BASH-VALIDATE-1: the refusals of a command with NUL and of run_in_background when
+        # background tasks are off
+        "bash_nul_command": Text("BASH-VALIDATE-1", "<tool_use_error>{message}</tool_use_error>"),
+        "bash_background_disabled": Text(
+            "BASH-VALIDATE-1", "<tool_use_error>{message}</tool_use_error>"
+        ),
         # DISP-FIND-1: an unknown name; one a whole-tool deny removed; one in other case
         "unknown_tool": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
         "unknown_tool_denied": Text("DISP-FIND-1", "Error: No such tool available: {name}"),

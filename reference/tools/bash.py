@@ -99,10 +99,14 @@ def is_read_only(inp: BashInput) -> bool:
 def validate_input(inp: BashInput, ctx: ToolUseContext) -> None:
     """BASH-VALIDATE-1: the table of section 17.4, in order."""
     if "\x00" in inp.command:
-        raise errors.InvalidCommandError("Command must not contain NUL characters.")
+        raise errors.InvalidCommandError(
+            "Command must not contain NUL characters.", text="bash_nul_command"
+        )
     given = "run_in_background" in inp.model_fields_set  # even false: 2.1.88 has no such field then
     if given and ctx.session.env.get(NO_BACKGROUND_ENV) == "1":
-        raise errors.BackgroundTasksDisabledError("Background tasks are disabled in this session.")
+        raise errors.BackgroundTasksDisabledError(
+            "Background tasks are disabled in this session.", text="bash_background_disabled"
+        )
 
 
 def timeout_ms(requested: int | None, env: Mapping[str, str]) -> int:

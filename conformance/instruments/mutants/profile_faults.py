@@ -929,3 +929,24 @@ def _latest_hook_input_keys(engine: MutantEngine) -> None:
 )
 def _latest_hook_input_paths(engine: MutantEngine) -> None:
     _play(engine, hook_input_expanded=False)
+
+
+@session_fault(
+    "2188-plays-documented-background-disabled",
+    "Under claude-code-2.1.88, run_in_background with background tasks off gets the "
+    "documented refusal (BASH-VALIDATE-1)",
+    breaks=("BASH-VALIDATE-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_background_disabled(engine: MutantEngine) -> None:
+    _drop_texts(engine, "bash_background_disabled")
+
+
+@session_fault(
+    "latest-plays-documented-nul-command",
+    "Under claude-code-latest, a command with NUL gets the documented refusal (BASH-VALIDATE-1)",
+    breaks=("BASH-VALIDATE-1",),
+    profile="claude-code-latest",
+)
+def _latest_nul_command(engine: MutantEngine) -> None:
+    _drop_texts(engine, "bash_nul_command")
