@@ -32,12 +32,14 @@ __all__ = [
     "STATE_NOTE",
     "VARIANT_IDS",
     "Profile",
+    "SimilarNames",
     "WriteRead",
     "profile_named",
     "varying_ids",
 ]
 
 WriteRead = Literal["full", "any", "unread-text"]
+SimilarNames = Literal["case-or-stem", "stem-sorted", "stem-listed"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -220,6 +222,30 @@ class Profile:
     pdf_whole_output_counts_pages: bool = True
     """PDF-SEND-1: a whole PDF read's structured output has ``numPages`` and ``pages``
     (else only ``filePath``, ``base64`` and ``originalSize``)."""
+    # -- validation, schema error, read, registry, MCP and hook-input variants --
+    schema_constraints: Literal["lines", "issues"] = "lines"
+    """DISP-SCHEMA-2: a value breaking a constraint gets its ``is invalid`` line, or, as the
+    releases do, no line; when no other line is left the text is ``InputValidationError:``
+    and the breached constraints' issue list as indented JSON."""
+    non_object_input: Literal["refused", "null-empty", "spread"] = "refused"
+    """DISP-SCHEMA-2: a non-object input is refused with its own line, or ``null`` is checked
+    as an empty object (the rest refused), or every non-object is checked as the object a
+    script's spread makes of it (an array's and a string's entries by index, else none)."""
+    hook_input_unknown_keys: Literal["refused", "dropped"] = "refused"
+    """HOOK-UPDATE-1: a key of a hook's ``updatedInput`` the tool's schema does not know is
+    refused by the schema check, as a model's would be, or dropped before it."""
+    hook_input_expanded: bool = False
+    """HOOK-UPDATE-1: ``call()`` receives a hook's replacement input in its observable form
+    (paths expanded, DISP-BACKFILL-1) rather than as the hook gave it, so a result naming
+    the path as given (FILE-PATH-1) names it expanded."""
+    empty_view_notice: Literal["any", "past-end"] = "any"
+    """READ-OFFSET-1: every view with no text is the notice, or only a view past the last
+    line and the view of a file with no text: a view of empty lines inside a file with text
+    shows them numbered."""
+    similar_names: SimilarNames = "case-or-stem"
+    """READ-SUGGEST-1: the sibling a missing file's message suggests: one equal ignoring case,
+    else one of the same stem, each the first in name order; or only one of the same stem
+    (case counts), the first in name order or in the directory's own listing order."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """The release's template for each text (a key of ``reference.texts.TEXTS``) it
     renders otherwise than documented; the annex lists the key's ID."""
@@ -287,6 +313,13 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "notebook_missing_unread": "NBEDIT-VALIDATE-1",
         "pdf_document_in_result": "PDF-SEND-1",
         "pdf_whole_output_counts_pages": "PDF-SEND-1",
+        # validation, schema error, read, registry, MCP and hook-input variants
+        "schema_constraints": "DISP-SCHEMA-2",
+        "non_object_input": "DISP-SCHEMA-2",
+        "similar_names": "READ-SUGGEST-1",
+        "empty_view_notice": "READ-OFFSET-1",
+        "hook_input_unknown_keys": "HOOK-UPDATE-1",
+        "hook_input_expanded": "HOOK-UPDATE-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -354,6 +387,21 @@ RELEASE_NOTEBOOK_PDF_TEXTS: Final[Mapping[str, str]] = MappingProxyType(
     }
 )
 
+RELEASE_VALIDATION_TEXTS: Final[Mapping[str, str]] = MappingProxyType(  # both releases
+    {  # DISP-SCHEMA-2 under both releases: an integer field's type, by what was given
+        "schema_integer_type": "number",
+        "schema_integer_fraction": "int",
+        # READ-MISSING-1: Read's missing file not wrapped; READ-SUGGEST-1: the name alone
+        "read_missing": "{message}",
+        "did_you_mean": " Did you mean {name}?",
+        # BASH-VALIDATE-1: run_in_background is no parameter while background tasks are off
+        "bash_background_disabled": (
+            "<tool_use_error>InputValidationError: Bash failed due to the following issue:\n"
+            "An unexpected parameter `run_in_background` was provided</tool_use_error>"
+        ),
+    }
+)
+
 DOCUMENTED: Final = Profile(name="documented")
 
 _PROFILES: Final = (
@@ -399,7 +447,16 @@ _PROFILES: Final = (
         notebook_shown_cells=True,
         pdf_whole_output_counts_pages=False,
         pdf_document_in_result=False,
+        # validation, schema error, read, registry, MCP and hook-input variants
+        schema_constraints="issues",
+        non_object_input="null-empty",
+        similar_names="stem-sorted",
         texts={
+            # validation, schema error, read, registry, MCP and hook-input texts
+            **RELEASE_VALIDATION_TEXTS,
+            "schema_not_object": (
+                "The parameter `` type is expected as `object` but provided as `{provided}`"
+            ),
             "call_error": "{message}",
             "hook_denial_bare": "Hook PreToolUse:{tool} denied this tool",
             "hook_denial_exit2": "PreToolUse:{tool} hook error: [{command}]: {stderr}",
@@ -500,7 +557,40 @@ _PROFILES: Final = (
         notebook_release_outputs=True,
         notebook_shown_cells=True,
         pdf_whole_output_counts_pages=False,
+        # validation, schema error, read, registry, MCP and hook-input variants
+        schema_constraints="issues",
+        non_object_input="spread",
+        similar_names="stem-listed",
+        empty_view_notice="past-end",
+        hook_input_unknown_keys="dropped",
+        hook_input_expanded=True,
         texts={
+            # validation, schema error, read, registry, MCP and hook-input texts
+            **RELEASE_VALIDATION_TEXTS,
+            "read_empty_file": (
+                "<system-reminder>Warning: the file exists but the contents are empty."
+                "</system-reminder>"
+            ),
+            "bash_timeout": "Exit code 143\n{output}Command timed out after {seconds}s",
+            "bash_nul_command": (
+                '<tool_use_error>InputValidationError: [\n  {{\n    "code": "custom",\n'
+                '    "path": [\n      "command"\n    ],\n    "message": "command contains '
+                'control characters that would be hidden in the approval dialog"\n  }}\n]'
+                "</tool_use_error>"
+            ),
+            "hook_input_invalid": (
+                "PreToolUse hook for {tool} returned updatedInput that failed schema validation: "
+                "{issues}\nThe tool input from the model was valid; the hook's rewrite of it was "
+                "not."
+            ),
+            "unknown_tool_denied": (
+                "Error: No such tool available: {name}. {name} is disabled for this session, "
+                "in subagents as well as here."
+            ),
+            "unknown_tool_case": (
+                "Error: No such tool available: {name}. Tool names are case-sensitive: call "
+                "{tool} instead."
+            ),
             "call_error": "{message}",
             "read_reminder": "",
             "hook_denial": "PreToolUse:{tool} hook error: {reason}",

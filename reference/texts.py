@@ -134,6 +134,46 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
             "PDF too large (max 100 pages, 20MB). Try reading the file a different way "
             "(e.g., extract text with pdftotext).",
         ),
+        # -- validation, schema error, read, registry, MCP and hook-input texts --
+        # READ-OFFSET-1: a view with no text; READ-EMPTY-1: the view of a file with no text
+        "read_empty_view": Text(
+            "READ-OFFSET-1",
+            "<system-reminder>Warning: the file exists but is shorter than the provided offset "
+            "({offset}). The file has {lines} lines.</system-reminder>",
+        ),
+        "read_empty_file": Text(
+            "READ-EMPTY-1",
+            "<system-reminder>Warning: the file exists but is shorter than the provided offset "
+            "({offset}). The file has {lines} lines.</system-reminder>",
+        ),
+        # BASH-TIMEOUT-2: a timed-out command's message (the output so far ends in a newline;
+        # ``seconds`` is the timeout in whole seconds, rounded down)
+        "bash_timeout": Text("BASH-TIMEOUT-2", "{output}Command timed out after {duration}"),
+        # HOOK-UPDATE-1: a hook's replacement input the schema refuses (``error``: the wrapped
+        # schema text; ``issues``: that text without its ``InputValidationError: `` prefix)
+        "hook_input_invalid": Text("HOOK-UPDATE-1", "{error}"),
+        # BASH-VALIDATE-1: the refusals of a command with NUL and of run_in_background when
+        # background tasks are off
+        "bash_nul_command": Text("BASH-VALIDATE-1", "<tool_use_error>{message}</tool_use_error>"),
+        "bash_background_disabled": Text(
+            "BASH-VALIDATE-1", "<tool_use_error>{message}</tool_use_error>"
+        ),
+        # DISP-FIND-1: an unknown name; one a whole-tool deny removed; one in other case
+        "unknown_tool": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
+        "unknown_tool_denied": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
+        "unknown_tool_case": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
+        # DISP-SCHEMA-2: T for an integer field given no number, and given a fraction
+        "schema_integer_type": Text("DISP-SCHEMA-2", "integer"),
+        "schema_integer_fraction": Text("DISP-SCHEMA-2", "integer"),
+        # ERR-CODE-1: a validate_input refusal; READ-MISSING-1: Read's refusal of a missing file
+        "refusal": Text("ERR-CODE-1", "<tool_use_error>{message}</tool_use_error>"),
+        "read_missing": Text("READ-MISSING-1", "<tool_use_error>{message}</tool_use_error>"),
+        # READ-SUGGEST-1: the suggestion after a missing file's message (its path, its name)
+        "did_you_mean": Text("READ-SUGGEST-1", " Did you mean {path}?"),
+        # DISP-SCHEMA-2: the line of a non-object input
+        "schema_not_object": Text(
+            "DISP-SCHEMA-2", "The input type is expected as `object` but provided as `{provided}`"
+        ),
     }
 )
 """Every text a profile may render otherwise, by key."""
