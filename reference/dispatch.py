@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from reference import errors, fileio, hooks
+from reference.export import is_deferred
 from reference.permissions.decision import PermissionDecision, decide
 from reference.permissions.rules import denied_tool_names
 from reference.permissions.session_rules import open_guard
@@ -277,6 +278,16 @@ class _Call:
             )
         return self._call(tool, parsed, observable)
 
+    def _deferred_schema_hint(self, tool: Tool) -> str:
+        """REG-DEFER-1: what the profile appends to a failed call of an MCP tool whose schema
+        the model was not shown (deferred, and not yet returned by ToolSearch)."""
+        info = tool.mcp_info
+        if info is None or not is_deferred(tool) or tool.name in self.session.discovered_tools:
+            return ""
+        return self.session.profile.text(
+            "deferred_schema_hint", name=tool.name, schema=info.input_schema
+        )
+
     def _unknown_tool_text(self) -> str:
         """DISP-FIND-1's text, in the profile's words for the name of a built-in tool a
         whole-tool deny rule removed (REG-DENY-1; not an alias) and for a name naming a tool
@@ -407,7 +418,8 @@ class _Call:
             self.prevent_continuation |= post.prevent_continuation
             self.stop_reason = self.stop_reason or post.stop_reason
             ended = self._ended(
-                self.session.profile.text("call_error", message=message),  # ERR-CODE-2
+                self.session.profile.text("call_error", message=message)  # ERR-CODE-2
+                + self._deferred_schema_hint(tool),
                 stage="call",
                 error_name=classify_error(exc),
                 post=self._hook_blocks(hooks.POST_TOOL_USE_FAILURE, post),

@@ -572,6 +572,13 @@ _PROFILES: Final = (
                 "</system-reminder>"
             ),
             "bash_timeout": "Exit code 143\n{output}Command timed out after {seconds}s",
+            "deferred_schema_hint": (
+                "\n\nThis tool's input schema was not in your prompt when you called it. The "
+                "input schema is: {schema}\nIf your input does not match this schema, correct "
+                "it and call the tool again. If it matches, the error above has another cause. "
+                'If the corrected call fails the same way, call ToolSearch with query "select:'
+                '{name}" to load the tool, then call it again.'
+            ),
             "bash_nul_command": (
                 '<tool_use_error>InputValidationError: [\n  {{\n    "code": "custom",\n'
                 '    "path": [\n      "command"\n    ],\n    "message": "command contains '

@@ -158,6 +158,9 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         "bash_background_disabled": Text(
             "BASH-VALIDATE-1", "<tool_use_error>{message}</tool_use_error>"
         ),
+        # REG-DEFER-1: appended to a failed call of an MCP tool whose schema the model was
+        # not shown (``schema``: the server's input schema as compact JSON)
+        "deferred_schema_hint": Text("REG-DEFER-1", ""),
         # DISP-FIND-1: an unknown name; one a whole-tool deny removed; one in other case
         "unknown_tool": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
         "unknown_tool_denied": Text("DISP-FIND-1", "Error: No such tool available: {name}"),

@@ -1229,3 +1229,13 @@ def _2188_background_disabled(engine: MutantEngine) -> None:
 )
 def _latest_nul_command(engine: MutantEngine) -> None:
     _drop_texts(engine, "bash_nul_command")
+
+
+@session_fault(
+    "latest-plays-documented-deferred-hint",
+    "Under claude-code-latest, a deferred MCP tool's failure has no schema note (documented)",
+    breaks=("REG-DEFER-1",),
+    profile="claude-code-latest",
+)
+def _latest_deferred_hint(engine: MutantEngine) -> None:
+    _drop_texts(engine, "deferred_schema_hint")
