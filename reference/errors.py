@@ -216,6 +216,10 @@ class FileVanishedError(ToolCallError):
     """The file stopped being a regular file between validateInput and call()."""
 
 
+class SymlinkWriteError(ToolCallError):
+    """WRITE-ATOMIC-1 under a profile whose release does not write through a symbolic link."""
+
+
 class OpenedFileDeniedError(ToolCallError):
     """FILE-OPEN-1: what was opened is covered by a deny rule (a link changed after the check)."""
 

@@ -170,6 +170,10 @@ class Profile:
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
+    # -- claude-code-latest's own variants (2.1.332) ----------------------------------
+    write_through_symlinks: bool = True
+    """WRITE-ATOMIC-1: Write, Edit and NotebookEdit of a symbolic link replace its target
+    (else they refuse the link in call(), naming its target, and change nothing)."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """The release's template for each text (a key of ``reference.texts.TEXTS``) it
     renders otherwise than documented; the annex lists the key's ID."""
@@ -224,6 +228,8 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
         "grep_past_end_notice": "GREP-PAGE-1",
         "grep_count_totals_alone": "GREP-COUNT-1",
+        # claude-code-latest's own variants (2.1.332)
+        "write_through_symlinks": "WRITE-ATOMIC-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -372,6 +378,8 @@ _PROFILES: Final = (
         killed_writer_cleanup=False,
         notebook_created_by_edit=True,
         hook_texts_in_result=False,
+        # 2.1.332's own variants
+        write_through_symlinks=False,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -423,7 +431,6 @@ _PROFILES: Final = (
                 "TOK-EXACT-1",
                 "TOK-EXACT-2",
                 "TOK-GATE-2",
-                "WRITE-ATOMIC-1",
                 "WRITE-CONTENT-1",
             }
         ),

@@ -5,6 +5,7 @@ Their deny-rule check is :func:`reference.permissions.session_rules.matching_den
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Annotated, Final
 
@@ -39,6 +40,22 @@ def _integral_or_digits(value: object, info: ValidationInfo) -> object:
     if isinstance(value, str) and profile_of(info).numeric_strings and _DIGITS.fullmatch(value):
         return int(value)
     return _integral(value)
+
+
+SYMLINK_REFUSAL: Final = (  # WRITE-ATOMIC-1 under claude-code-latest, as 2.1.332 wrote it
+    "Refusing to write {path}: it is a symbolic link. Write to the link's target path "
+    "instead: {target}."
+)
+
+
+def refuse_symlink(ctx: ToolUseContext, path: str) -> None:
+    """WRITE-ATOMIC-1 where the session's profile does not write through a symbolic link:
+    Write, Edit and NotebookEdit of a link are refused in call(), before anything is
+    written or backed up, naming the link's resolved target."""
+    if ctx.session.profile.write_through_symlinks or not os.path.islink(path):
+        return
+    target = os.path.realpath(path)
+    raise errors.SymlinkWriteError(SYMLINK_REFUSAL.format(path=path, target=target))
 
 
 JsonInt = Annotated[int, BeforeValidator(_integral)]

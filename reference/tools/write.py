@@ -23,6 +23,7 @@ from reference.tools.common import (
     check_path_syntax,
     named_path,
     record_own_write,
+    refuse_symlink,
     stale_at_validate,
     stale_in_call,
 )
@@ -90,6 +91,7 @@ def _shown_as_text(path: str) -> bool:
 def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
     """WRITE-SEQ-1: mkdir, backup, then the critical section: re-check and write."""
     path = ctx.expand(inp.file_path)
+    refuse_symlink(ctx, path)  # WRITE-ATOMIC-1, under a profile that refuses links
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if fileio.stat(path).kind is fileio.FileKind.REGULAR:
         history.backup(ctx.session.session_dir, fileio.read_bytes(path))  # HIST-1

@@ -717,3 +717,16 @@ def _2188_empty_image(engine: MutantEngine) -> None:
 )
 def _documented_empty_image(engine: MutantEngine) -> None:
     _play(engine, empty_image_is_text=False)
+
+
+# -- claude-code-latest's own variants (2.1.332) flipped back -------------------------
+
+
+@session_fault(
+    "latest-plays-documented-symlink-write",
+    "Under claude-code-latest, Write and Edit replace a symbolic link's target (WRITE-ATOMIC-1)",
+    breaks=("WRITE-ATOMIC-1",),
+    profile="claude-code-latest",
+)
+def _latest_symlink_write(engine: MutantEngine) -> None:
+    _play(engine, write_through_symlinks=True)
