@@ -174,6 +174,9 @@ class Profile:
     write_through_symlinks: bool = True
     """WRITE-ATOMIC-1: Write, Edit and NotebookEdit of a symbolic link replace its target
     (else they refuse the link in call(), naming its target, and change nothing)."""
+    write_over_undecodable: bool = True
+    """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
+    encoding (else it refuses it in call() and the file keeps its bytes)."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """The release's template for each text (a key of ``reference.texts.TEXTS``) it
     renders otherwise than documented; the annex lists the key's ID."""
@@ -230,6 +233,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "grep_count_totals_alone": "GREP-COUNT-1",
         # claude-code-latest's own variants (2.1.332)
         "write_through_symlinks": "WRITE-ATOMIC-1",
+        "write_over_undecodable": "WRITE-CONTENT-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -380,6 +384,7 @@ _PROFILES: Final = (
         hook_texts_in_result=False,
         # 2.1.332's own variants
         write_through_symlinks=False,
+        write_over_undecodable=False,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -431,7 +436,6 @@ _PROFILES: Final = (
                 "TOK-EXACT-1",
                 "TOK-EXACT-2",
                 "TOK-GATE-2",
-                "WRITE-CONTENT-1",
             }
         ),
     ),

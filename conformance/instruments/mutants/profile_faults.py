@@ -730,3 +730,13 @@ def _documented_empty_image(engine: MutantEngine) -> None:
 )
 def _latest_symlink_write(engine: MutantEngine) -> None:
     _play(engine, write_through_symlinks=True)
+
+
+@session_fault(
+    "latest-plays-documented-undecodable-write",
+    "Under claude-code-latest, Write replaces a file that is not valid UTF-8 (WRITE-CONTENT-1)",
+    breaks=("WRITE-CONTENT-1",),
+    profile="claude-code-latest",
+)
+def _latest_undecodable_write(engine: MutantEngine) -> None:
+    _play(engine, write_over_undecodable=True)
