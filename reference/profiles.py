@@ -174,6 +174,9 @@ class Profile:
     write_through_symlinks: bool = True
     """WRITE-ATOMIC-1: Write, Edit and NotebookEdit of a symbolic link replace its target
     (else they refuse the link in call(), naming its target, and change nothing)."""
+    read_limit_zero: bool = False
+    """READ-RANGE-2: Read takes ``limit: 0`` as no limit (the view without ``limit``),
+    rather than refusing it."""
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
@@ -234,6 +237,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         # claude-code-latest's own variants (2.1.332)
         "write_through_symlinks": "WRITE-ATOMIC-1",
         "write_over_undecodable": "WRITE-CONTENT-1",
+        "read_limit_zero": "READ-RANGE-2",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -385,6 +389,7 @@ _PROFILES: Final = (
         # 2.1.332's own variants
         write_through_symlinks=False,
         write_over_undecodable=False,
+        read_limit_zero=True,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -424,7 +429,6 @@ _PROFILES: Final = (
                 "PERM-SAFETY-1",
                 "READ-BINARY-1",
                 "READ-KIND-1",
-                "READ-RANGE-2",
                 "READ-SIZE-1",
                 "READ-SIZE-2",
                 "REG-MCP-1",

@@ -740,3 +740,13 @@ def _latest_symlink_write(engine: MutantEngine) -> None:
 )
 def _latest_undecodable_write(engine: MutantEngine) -> None:
     _play(engine, write_over_undecodable=True)
+
+
+@session_fault(
+    "latest-plays-documented-limit-zero",
+    "Under claude-code-latest, Read refuses limit 0 in its schema (documented READ-RANGE-2)",
+    breaks=("READ-RANGE-2",),
+    profile="claude-code-latest",
+)
+def _latest_limit_zero(engine: MutantEngine) -> None:
+    _play(engine, read_limit_zero=False)

@@ -67,10 +67,14 @@ class ReadInput(StrictInput):
         cls, data: Any, handler: ModelWrapValidatorHandler[ReadInput], info: ValidationInfo
     ) -> ReadInput:
         """READ-RANGE-1 where the session's profile takes ``offset: 0``: checked as offset 1,
-        then kept as 0 (the exported schema still says offset >= 1)."""
+        then kept as 0 (the exported schema still says offset >= 1). READ-RANGE-2 where it
+        takes ``limit: 0``: read as if no ``limit`` were given."""
         zero = isinstance(data, Mapping) and data.get("offset") == 0
         if zero and not isinstance(data["offset"], bool) and profile_of(info).read_offset_zero:
             return handler({**data, "offset": 1}).model_copy(update={"offset": 0})
+        no_limit = isinstance(data, Mapping) and data.get("limit") == 0
+        if no_limit and not isinstance(data["limit"], bool) and profile_of(info).read_limit_zero:
+            return handler({k: v for k, v in data.items() if k != "limit"})  # READ-RANGE-2
         return handler(data)
 
 
