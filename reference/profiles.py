@@ -177,6 +177,9 @@ class Profile:
     read_limit_zero: bool = False
     """READ-RANGE-2: Read takes ``limit: 0`` as no limit (the view without ``limit``),
     rather than refusing it."""
+    allow_unsplittable_whole: bool = True
+    """PERM-BASH-2: an allow rule may cover a command that cannot be split, matched whole
+    (else no allow rule covers it: it asks, or is refused where nothing can ask)."""
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
@@ -238,6 +241,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "write_through_symlinks": "WRITE-ATOMIC-1",
         "write_over_undecodable": "WRITE-CONTENT-1",
         "read_limit_zero": "READ-RANGE-2",
+        "allow_unsplittable_whole": "PERM-BASH-2",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -390,6 +394,7 @@ _PROFILES: Final = (
         write_through_symlinks=False,
         write_over_undecodable=False,
         read_limit_zero=True,
+        allow_unsplittable_whole=False,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -419,7 +424,6 @@ _PROFILES: Final = (
                 "HOOK-DECISION-1",
                 "IMG-DECODE-1",
                 "PDF-REQUIRE-1",
-                "PERM-BASH-2",
                 "PERM-BASH-3",
                 "PERM-BASH-4",
                 "PERM-MODE-3",

@@ -317,7 +317,11 @@ def allow_rule_matches(specifier: str, part: str) -> bool:
 
 
 def first_allowing(
-    command: str, specifiers: Sequence[str], *, read_only_part: Callable[[str], bool]
+    command: str,
+    specifiers: Sequence[str],
+    *,
+    read_only_part: Callable[[str], bool],
+    unsplittable_whole: bool = True,
 ) -> int | None:
     """PERM-BASH-2: the index of the first specifier that allows ``command``, or None.
 
@@ -325,9 +329,12 @@ def first_allowing(
     is read-only (``read_only_part``) and at least one specifier covers a part;
     the index returned is the lowest of the specifiers that cover a part (the
     rule reported). A command that cannot be split is matched whole, as
-    Claude Code 2.1.88 does; one with no part is never allowed by a rule.
+    Claude Code 2.1.88 does, or, without ``unsplittable_whole`` (the session's
+    profile), never allowed by a rule; one with no part is never allowed by a rule.
     """
     parts = split_command(command)
+    if parts is None and not unsplittable_whole:
+        return None  # PERM-BASH-2 under a profile whose release asks for it
     if parts is None:  # unbalanced quotes: the whole command, as one part
         parts = (command,)
     if not parts:

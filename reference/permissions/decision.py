@@ -268,6 +268,7 @@ class _RuleCall:
                 self.command,
                 [r.specifier or "" for r in command_rules],
                 read_only_part=lambda part: not moved and bash_rules.is_read_only_part(part, guard),
+                unsplittable_whole=self.session.profile.allow_unsplittable_whole,
             )
             by_command = None if index is None else command_rules[index]
         candidates = [r for r in (bare, by_command) if r is not None]

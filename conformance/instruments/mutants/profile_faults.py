@@ -750,3 +750,13 @@ def _latest_undecodable_write(engine: MutantEngine) -> None:
 )
 def _latest_limit_zero(engine: MutantEngine) -> None:
     _play(engine, read_limit_zero=False)
+
+
+@session_fault(
+    "latest-plays-documented-unsplittable-allow",
+    "Under claude-code-latest, an allow rule covers a command that cannot be split (PERM-BASH-2)",
+    breaks=("PERM-BASH-2",),
+    profile="claude-code-latest",
+)
+def _latest_unsplittable_allow(engine: MutantEngine) -> None:
+    _play(engine, allow_unsplittable_whole=True)
