@@ -180,6 +180,10 @@ class Profile:
     allow_unsplittable_whole: bool = True
     """PERM-BASH-2: an allow rule may cover a command that cannot be split, matched whole
     (else no allow rule covers it: it asks, or is refused where nothing can ask)."""
+    allow_redirects_and_quoted: bool = True
+    """PERM-BASH-3: the allow rule written exactly as a part that writes a file by
+    redirection covers it, and a ``$(`` inside single quotes is literal text (else no allow
+    rule covers a part that writes a file by redirection, nor one holding ``$(`` anywhere)."""
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
@@ -242,6 +246,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "write_over_undecodable": "WRITE-CONTENT-1",
         "read_limit_zero": "READ-RANGE-2",
         "allow_unsplittable_whole": "PERM-BASH-2",
+        "allow_redirects_and_quoted": "PERM-BASH-3",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -395,6 +400,7 @@ _PROFILES: Final = (
         write_over_undecodable=False,
         read_limit_zero=True,
         allow_unsplittable_whole=False,
+        allow_redirects_and_quoted=False,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -424,7 +430,6 @@ _PROFILES: Final = (
                 "HOOK-DECISION-1",
                 "IMG-DECODE-1",
                 "PDF-REQUIRE-1",
-                "PERM-BASH-3",
                 "PERM-BASH-4",
                 "PERM-MODE-3",
                 "PERM-MODE-4",

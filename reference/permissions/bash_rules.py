@@ -303,16 +303,18 @@ def deny_rule_matches(specifier: str, command: str) -> bool:
     return False
 
 
-def allow_rule_matches(specifier: str, part: str) -> bool:
+def allow_rule_matches(specifier: str, part: str, *, literal_only: bool = False) -> bool:
     """PERM-BASH-3 over PERM-BASH-1: an allow specifier covers one part (assignments kept).
 
     Never a part with a command or process substitution; a part that writes a
-    file by redirection only when the specifier is exactly that part.
+    file by redirection only when the specifier is exactly that part. With
+    ``literal_only`` (the session's profile), never a part that writes a file by
+    redirection, nor one whose text holds ``$(`` anywhere, quoted or not.
     """
-    if has_substitution(part):
+    if has_substitution(part) or (literal_only and "$(" in part):
         return False  # PERM-BASH-3
     if writes_file(part):
-        return specifier.strip() == part.strip()  # PERM-BASH-3
+        return not literal_only and specifier.strip() == part.strip()  # PERM-BASH-3
     return specifier_matches(specifier, part)
 
 
@@ -322,6 +324,7 @@ def first_allowing(
     *,
     read_only_part: Callable[[str], bool],
     unsplittable_whole: bool = True,
+    literal_only: bool = False,
 ) -> int | None:
     """PERM-BASH-2: the index of the first specifier that allows ``command``, or None.
 
@@ -331,6 +334,7 @@ def first_allowing(
     rule reported). A command that cannot be split is matched whole, as
     Claude Code 2.1.88 does, or, without ``unsplittable_whole`` (the session's
     profile), never allowed by a rule; one with no part is never allowed by a rule.
+    ``literal_only`` is :func:`allow_rule_matches`'s.
     """
     parts = split_command(command)
     if parts is None and not unsplittable_whole:
@@ -342,7 +346,12 @@ def first_allowing(
     best: int | None = None
     for part in parts:
         index = next(
-            (k for k, spec in enumerate(specifiers) if allow_rule_matches(spec, part)), None
+            (
+                k
+                for k, spec in enumerate(specifiers)
+                if allow_rule_matches(spec, part, literal_only=literal_only)
+            ),
+            None,
         )
         if index is None:
             if read_only_part(part):

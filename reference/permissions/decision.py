@@ -269,6 +269,7 @@ class _RuleCall:
                 [r.specifier or "" for r in command_rules],
                 read_only_part=lambda part: not moved and bash_rules.is_read_only_part(part, guard),
                 unsplittable_whole=self.session.profile.allow_unsplittable_whole,
+                literal_only=not self.session.profile.allow_redirects_and_quoted,
             )
             by_command = None if index is None else command_rules[index]
         candidates = [r for r in (bare, by_command) if r is not None]

@@ -760,3 +760,13 @@ def _latest_limit_zero(engine: MutantEngine) -> None:
 )
 def _latest_unsplittable_allow(engine: MutantEngine) -> None:
     _play(engine, allow_unsplittable_whole=True)
+
+
+@session_fault(
+    "latest-plays-documented-redirect-allow",
+    "Under claude-code-latest, an exact rule covers a file redirection (PERM-BASH-3)",
+    breaks=("PERM-BASH-3",),
+    profile="claude-code-latest",
+)
+def _latest_redirect_allow(engine: MutantEngine) -> None:
+    _play(engine, allow_redirects_and_quoted=True)
