@@ -184,6 +184,10 @@ class Profile:
     """PERM-BASH-3: the allow rule written exactly as a part that writes a file by
     redirection covers it, and a ``$(`` inside single quotes is literal text (else no allow
     rule covers a part that writes a file by redirection, nor one holding ``$(`` anywhere)."""
+    project_bypass: bool = True
+    """PERM-MODE-4: ``defaultMode: bypassPermissions`` is taken from the project's settings
+    files (projectSettings, localSettings) as from any source (else it is skipped there, as
+    an invalid value is, and the next source decides the mode)."""
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
@@ -247,6 +251,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "read_limit_zero": "READ-RANGE-2",
         "allow_unsplittable_whole": "PERM-BASH-2",
         "allow_redirects_and_quoted": "PERM-BASH-3",
+        "project_bypass": "PERM-MODE-4",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -401,6 +406,7 @@ _PROFILES: Final = (
         read_limit_zero=True,
         allow_unsplittable_whole=False,
         allow_redirects_and_quoted=False,
+        project_bypass=False,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -432,7 +438,6 @@ _PROFILES: Final = (
                 "PDF-REQUIRE-1",
                 "PERM-BASH-4",
                 "PERM-MODE-3",
-                "PERM-MODE-4",
                 "PERM-ORDER-1",
                 "PERM-PATH-3",
                 "PERM-SAFETY-1",

@@ -770,3 +770,13 @@ def _latest_unsplittable_allow(engine: MutantEngine) -> None:
 )
 def _latest_redirect_allow(engine: MutantEngine) -> None:
     _play(engine, allow_redirects_and_quoted=True)
+
+
+@session_fault(
+    "latest-plays-documented-project-bypass",
+    "Under claude-code-latest, bypassPermissions from localSettings applies (PERM-MODE-4)",
+    breaks=("PERM-MODE-4",),
+    profile="claude-code-latest",
+)
+def _latest_project_bypass(engine: MutantEngine) -> None:
+    _play(engine, project_bypass=True)
