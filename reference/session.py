@@ -18,8 +18,8 @@ from reference.profiles import DOCUMENTED, Profile, WriteRead
 from reference.session_dirs import OwnedDir, make_owned_dir
 from reference.settings import (
     MODE_SOURCES,
-    PROJECT_SOURCES,
     PERMISSION_MODES,
+    PROJECT_SOURCES,
     PermissionMode,
     Settings,
     positive_int,
@@ -143,9 +143,9 @@ class Session:
         for source, value in self.settings.permission_values("defaultMode", MODE_SOURCES):
             if not isinstance(value, str) or value not in PERMISSION_MODES:
                 continue
-            if value == "bypassPermissions" and source in PROJECT_SOURCES:
-                if not self.profile.project_bypass:
-                    continue  # PERM-MODE-4 under a profile whose release ignores it there
+            ignored = value == "bypassPermissions" and source in PROJECT_SOURCES
+            if ignored and not self.profile.project_bypass:
+                continue  # PERM-MODE-4 under a profile whose release ignores it there
             return cast(PermissionMode, value)
         return "default"
 
