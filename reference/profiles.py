@@ -188,6 +188,10 @@ class Profile:
     """PERM-MODE-4: ``defaultMode: bypassPermissions`` is taken from the project's settings
     files (projectSettings, localSettings) as from any source (else it is skipped there, as
     an invalid value is, and the next source decides the mode)."""
+    concurrency_limited: bool = True
+    """SCHED-LIMIT-1: at most N safe calls run at once, N from
+    ``CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`` or 10 (else the variable is not read and every
+    safe call of a batch runs at once)."""
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
@@ -252,6 +256,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "allow_unsplittable_whole": "PERM-BASH-2",
         "allow_redirects_and_quoted": "PERM-BASH-3",
         "project_bypass": "PERM-MODE-4",
+        "concurrency_limited": "SCHED-LIMIT-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -407,6 +412,7 @@ _PROFILES: Final = (
         allow_unsplittable_whole=False,
         allow_redirects_and_quoted=False,
         project_bypass=False,
+        concurrency_limited=False,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -447,7 +453,6 @@ _PROFILES: Final = (
                 "READ-SIZE-2",
                 "REG-MCP-1",
                 "REG-SEARCH-1",
-                "SCHED-LIMIT-1",
                 "TEXT-ENC-2",
                 "TOK-CAP-1",
                 "TOK-ESTIMATE-1",

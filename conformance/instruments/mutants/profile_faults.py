@@ -780,3 +780,13 @@ def _latest_redirect_allow(engine: MutantEngine) -> None:
 )
 def _latest_project_bypass(engine: MutantEngine) -> None:
     _play(engine, project_bypass=True)
+
+
+@session_fault(
+    "latest-plays-documented-concurrency-limit",
+    "Under claude-code-latest, the knob limits how many safe calls run at once (SCHED-LIMIT-1)",
+    breaks=("SCHED-LIMIT-1",),
+    profile="claude-code-latest",
+)
+def _latest_concurrency_limit(engine: MutantEngine) -> None:
+    _play(engine, concurrency_limited=True)
