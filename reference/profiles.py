@@ -192,6 +192,9 @@ class Profile:
     """SCHED-LIMIT-1: at most N safe calls run at once, N from
     ``CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`` or 10 (else the variable is not read and every
     safe call of a batch runs at once)."""
+    search_numeric_strings: bool = False
+    """REG-SEARCH-1: ToolSearch's ``max_results`` given as a string of digits
+    (``max_results: "2"``) is read as that number rather than refused."""
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
@@ -257,6 +260,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "allow_redirects_and_quoted": "PERM-BASH-3",
         "project_bypass": "PERM-MODE-4",
         "concurrency_limited": "SCHED-LIMIT-1",
+        "search_numeric_strings": "REG-SEARCH-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -413,6 +417,7 @@ _PROFILES: Final = (
         allow_redirects_and_quoted=False,
         project_bypass=False,
         concurrency_limited=False,
+        search_numeric_strings=True,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -452,7 +457,6 @@ _PROFILES: Final = (
                 "READ-SIZE-1",
                 "READ-SIZE-2",
                 "REG-MCP-1",
-                "REG-SEARCH-1",
                 "TEXT-ENC-2",
                 "TOK-CAP-1",
                 "TOK-ESTIMATE-1",

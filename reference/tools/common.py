@@ -58,8 +58,20 @@ def refuse_symlink(ctx: ToolUseContext, path: str) -> None:
     raise errors.SymlinkWriteError(SYMLINK_REFUSAL.format(path=path, target=target))
 
 
+def _integral_or_search_digits(value: object, info: ValidationInfo) -> object:
+    """As :func:`_integral`; and where the session's profile takes ToolSearch's number given
+    as a string, ``"2"`` is 2 (REG-SEARCH-1)."""
+    lenient = profile_of(info).search_numeric_strings
+    if isinstance(value, str) and lenient and _DIGITS.fullmatch(value):
+        return int(value)
+    return _integral(value)
+
+
 JsonInt = Annotated[int, BeforeValidator(_integral)]
 LenientJsonInt = Annotated[int, BeforeValidator(_integral_or_digits)]
+SearchJsonInt = Annotated[int, BeforeValidator(_integral_or_search_digits)]
+"""ToolSearch's ``max_results``: as :data:`JsonInt`, and a string of digits where the
+session's profile takes one (REG-SEARCH-1); the schema stays integer."""
 """An integer input a profile's release also takes as a string of digits (DISP-SCHEMA-1,
 measured on Read's ``offset`` and ``limit``); the schema stays integer."""
 

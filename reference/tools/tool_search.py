@@ -24,7 +24,7 @@ from reference.tool import (
     ToolUseContext,
     build_tool,
 )
-from reference.tools.common import JsonInt, StrictInput
+from reference.tools.common import SearchJsonInt, StrictInput
 
 NAME: Final = "ToolSearch"
 SELECT_PREFIX: Final = "select:"
@@ -42,7 +42,7 @@ class ToolSearchInput(StrictInput):
     query: str = Field(
         description='"select:Name1,Name2" for exact names, or keywords to search for'
     )
-    max_results: JsonInt = Field(
+    max_results: SearchJsonInt = Field(
         default=DEFAULT_MAX_RESULTS, ge=1, description="Most keyword matches to return"
     )
 

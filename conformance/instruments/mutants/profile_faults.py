@@ -790,3 +790,13 @@ def _latest_project_bypass(engine: MutantEngine) -> None:
 )
 def _latest_concurrency_limit(engine: MutantEngine) -> None:
     _play(engine, concurrency_limited=True)
+
+
+@session_fault(
+    "latest-plays-documented-search-digits",
+    "Under claude-code-latest, ToolSearch refuses max_results \"2\" (documented REG-SEARCH-1)",
+    breaks=("REG-SEARCH-1",),
+    profile="claude-code-latest",
+)
+def _latest_search_digits(engine: MutantEngine) -> None:
+    _play(engine, search_numeric_strings=False)
