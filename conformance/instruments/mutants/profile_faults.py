@@ -794,7 +794,7 @@ def _latest_concurrency_limit(engine: MutantEngine) -> None:
 
 @session_fault(
     "latest-plays-documented-search-digits",
-    "Under claude-code-latest, ToolSearch refuses max_results \"2\" (documented REG-SEARCH-1)",
+    'Under claude-code-latest, ToolSearch refuses max_results "2" (documented REG-SEARCH-1)',
     breaks=("REG-SEARCH-1",),
     profile="claude-code-latest",
 )
