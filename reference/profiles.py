@@ -195,6 +195,10 @@ class Profile:
     search_numeric_strings: bool = False
     """REG-SEARCH-1: ToolSearch's ``max_results`` given as a string of digits
     (``max_results: "2"``) is read as that number rather than refused."""
+    hook_block_wins: bool = False
+    """HOOK-DECISION-1: a PreToolUse hook's deprecated ``decision: block`` denies the call
+    whatever its ``permissionDecision`` says (its ``reason`` the denial's), rather than
+    ``permissionDecision`` being read first."""
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
@@ -261,6 +265,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "project_bypass": "PERM-MODE-4",
         "concurrency_limited": "SCHED-LIMIT-1",
         "search_numeric_strings": "REG-SEARCH-1",
+        "hook_block_wins": "HOOK-DECISION-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -418,6 +423,7 @@ _PROFILES: Final = (
         project_bypass=False,
         concurrency_limited=False,
         search_numeric_strings=True,
+        hook_block_wins=True,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -444,7 +450,6 @@ _PROFILES: Final = (
                 "BASH-TIMEOUT-1",
                 "FILE-PATH-3",
                 "HOOK-CONFIG-1",
-                "HOOK-DECISION-1",
                 "IMG-DECODE-1",
                 "PDF-REQUIRE-1",
                 "PERM-BASH-4",

@@ -800,3 +800,13 @@ def _latest_concurrency_limit(engine: MutantEngine) -> None:
 )
 def _latest_search_digits(engine: MutantEngine) -> None:
     _play(engine, search_numeric_strings=False)
+
+
+@session_fault(
+    "latest-plays-documented-hook-fields",
+    "Under claude-code-latest, permissionDecision allow beats a deprecated block (HOOK-DECISION-1)",
+    breaks=("HOOK-DECISION-1",),
+    profile="claude-code-latest",
+)
+def _latest_hook_fields(engine: MutantEngine) -> None:
+    _play(engine, hook_block_wins=False)
