@@ -199,6 +199,10 @@ class Profile:
     """HOOK-DECISION-1: a PreToolUse hook's deprecated ``decision: block`` denies the call
     whatever its ``permissionDecision`` says (its ``reason`` the denial's), rather than
     ``permissionDecision`` being read first."""
+    bash_wider_read_only: bool = False
+    """BASH-READONLY-1: for the permission decision, ``printf``, ``tr``, ``uniq`` with options
+    only, and an input redirection from a file are read-only too (the partition into batches
+    keeps the documented list)."""
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
@@ -266,6 +270,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "concurrency_limited": "SCHED-LIMIT-1",
         "search_numeric_strings": "REG-SEARCH-1",
         "hook_block_wins": "HOOK-DECISION-1",
+        "bash_wider_read_only": "BASH-READONLY-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -424,6 +429,7 @@ _PROFILES: Final = (
         concurrency_limited=False,
         search_numeric_strings=True,
         hook_block_wins=True,
+        bash_wider_read_only=True,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -446,7 +452,6 @@ _PROFILES: Final = (
             {
                 "BASH-CAPTURE-1",
                 "BASH-PERM-2",
-                "BASH-READONLY-1",
                 "BASH-TIMEOUT-1",
                 "FILE-PATH-3",
                 "HOOK-CONFIG-1",

@@ -361,7 +361,7 @@ def first_allowing(
     return best
 
 
-def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
+def is_read_only_part(part: str, guard: ReadGuard | None = None, *, wider: bool = False) -> bool:
     """BASH-READONLY-1 for one part; with ``guard``, BASH-PERM-1's and BASH-PERM-2's stricter test.
 
     The part has no substitution, no input redirection, no output redirection
@@ -369,7 +369,9 @@ def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
     read-only program forms. With ``guard``, a part one of whose arguments
     not starting with ``-`` is a denied path is not read-only, and while a
     ``Read`` deny rule is in force neither is a part that BASH-PERM-2
-    (``bash_reach.part_allowed``) refuses.
+    (``bash_reach.part_allowed``) refuses. With ``wider`` (the session's profile), an
+    input redirection from a file does not disqualify the part, and the programs of
+    :func:`_wider_read_only_program` count too.
     """
     if has_substitution(part):
         return False
@@ -379,7 +381,7 @@ def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
     if not words or _is_assignment(words[0]):
         return False  # BASH-READONLY-1: no leading NAME=value assignment
     for redirect in redirects:
-        if redirect.op == "<":
+        if redirect.op == "<" and not wider:
             return False  # BASH-READONLY-1: 2.1.88 asks for `wc -l < a.txt`
         if redirect.is_output and not (
             redirect.target == DEV_NULL
@@ -387,7 +389,9 @@ def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
         ):
             return False
     program, args = words[0].value, [w.value for w in words[1:]]
-    if not _read_only_program(program, args):
+    if not (
+        _read_only_program(program, args) or (wider and _wider_read_only_program(program, args))
+    ):
         return False
     if guard is not None:  # BASH-PERM-1
         if any(guard.denied(path) for path in _literal_paths(args, redirects)):
@@ -436,6 +440,15 @@ def _read_only_program(program: str, args: list[str]) -> bool:
             and not any(arg.startswith(("--output", "--ext-diff")) for arg in args[1:])
         )
     return False
+
+
+def _wider_read_only_program(program: str, args: list[str]) -> bool:
+    """BASH-READONLY-1 where the session's profile's release runs more without a prompt:
+    ``printf`` and ``tr``, and ``uniq`` with options only (a second operand would be its
+    output file)."""
+    if program in ("printf", "tr"):
+        return True
+    return program == "uniq" and all(arg.startswith("-") for arg in args)
 
 
 def cd_target(part: str) -> str | None:

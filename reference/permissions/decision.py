@@ -267,7 +267,12 @@ class _RuleCall:
             index = bash_rules.first_allowing(
                 self.command,
                 [r.specifier or "" for r in command_rules],
-                read_only_part=lambda part: not moved and bash_rules.is_read_only_part(part, guard),
+                read_only_part=lambda part: (
+                    not moved
+                    and bash_rules.is_read_only_part(
+                        part, guard, wider=self.session.profile.bash_wider_read_only
+                    )
+                ),
                 unsplittable_whole=self.session.profile.allow_unsplittable_whole,
                 literal_only=not self.session.profile.allow_redirects_and_quoted,
             )

@@ -810,3 +810,13 @@ def _latest_search_digits(engine: MutantEngine) -> None:
 )
 def _latest_hook_fields(engine: MutantEngine) -> None:
     _play(engine, hook_block_wins=False)
+
+
+@session_fault(
+    "latest-plays-documented-read-only-list",
+    "Under claude-code-latest, printf and `wc -l < a.txt` ask (documented BASH-READONLY-1)",
+    breaks=("BASH-READONLY-1",),
+    profile="claude-code-latest",
+)
+def _latest_read_only_list(engine: MutantEngine) -> None:
+    _play(engine, bash_wider_read_only=False)
