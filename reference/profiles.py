@@ -459,7 +459,6 @@ _PROFILES: Final = (
                 "PDF-REQUIRE-1",
                 "PERM-BASH-4",
                 "PERM-MODE-3",
-                "PERM-ORDER-1",
                 "PERM-PATH-3",
                 "PERM-SAFETY-1",
                 "READ-BINARY-1",
