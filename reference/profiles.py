@@ -203,6 +203,10 @@ class Profile:
     """BASH-READONLY-1: for the permission decision, ``printf``, ``tr``, ``uniq`` with options
     only, and an input redirection from a file are read-only too (the partition into batches
     keeps the documented list)."""
+    plan_as_default: bool = True
+    """PERM-MODE-3: plan mode decides every call as default mode does (else a PreToolUse
+    hook's allow does not allow in plan mode, so the call asks, and a Bash call that would
+    ask by default is denied without a prompt, its safety check said to be unavailable)."""
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
@@ -271,6 +275,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "search_numeric_strings": "REG-SEARCH-1",
         "hook_block_wins": "HOOK-DECISION-1",
         "bash_wider_read_only": "BASH-READONLY-1",
+        "plan_as_default": "PERM-MODE-3",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -430,6 +435,7 @@ _PROFILES: Final = (
         search_numeric_strings=True,
         hook_block_wins=True,
         bash_wider_read_only=True,
+        plan_as_default=False,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -458,7 +464,6 @@ _PROFILES: Final = (
                 "IMG-DECODE-1",
                 "PDF-REQUIRE-1",
                 "PERM-BASH-4",
-                "PERM-MODE-3",
                 "PERM-PATH-3",
                 "PERM-SAFETY-1",
                 "READ-BINARY-1",

@@ -820,3 +820,13 @@ def _latest_hook_fields(engine: MutantEngine) -> None:
 )
 def _latest_read_only_list(engine: MutantEngine) -> None:
     _play(engine, bash_wider_read_only=False)
+
+
+@session_fault(
+    "latest-plays-documented-plan-mode",
+    "Under claude-code-latest, plan mode decides as default mode (documented PERM-MODE-3)",
+    breaks=("PERM-MODE-3",),
+    profile="claude-code-latest",
+)
+def _latest_plan_mode(engine: MutantEngine) -> None:
+    _play(engine, plan_as_default=True)
