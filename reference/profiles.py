@@ -460,7 +460,6 @@ _PROFILES: Final = (
                 "BASH-PERM-2",
                 "BASH-TIMEOUT-1",
                 "FILE-PATH-3",
-                "HOOK-CONFIG-1",
                 "IMG-DECODE-1",
                 "PDF-REQUIRE-1",
                 "PERM-BASH-4",
