@@ -467,8 +467,6 @@ _PROFILES: Final = (
                 "PERM-SAFETY-1",
                 "READ-BINARY-1",
                 "READ-KIND-1",
-                "READ-SIZE-1",
-                "READ-SIZE-2",
                 "REG-MCP-1",
                 "TEXT-ENC-2",
                 "TOK-CAP-1",
