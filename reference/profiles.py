@@ -207,6 +207,15 @@ class Profile:
     """PERM-MODE-3: plan mode decides every call as default mode does (else a PreToolUse
     hook's allow does not allow in plan mode, so the call asks, and a Bash call that would
     ask by default is denied without a prompt, its safety check said to be unavailable)."""
+    token_cap_pages: bool = False
+    """TOK-GATE-2: a whole-file Read (neither ``offset`` nor ``limit``) whose view is over
+    the cap is not refused: it shows the longest first page within the cap, its output
+    saying ``truncatedByTokenCap: true`` (a read with ``offset`` or ``limit`` is still
+    refused)."""
+    count_whole_view: bool = False
+    """TOK-EXACT-2: a refusal names the whole view's count (``N tokens``), counted to the end
+    (within TOK-BOUND-1's bytes), rather than ``more than N tokens`` from a count that
+    stopped past the cap."""
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
@@ -276,6 +285,8 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "hook_block_wins": "HOOK-DECISION-1",
         "bash_wider_read_only": "BASH-READONLY-1",
         "plan_as_default": "PERM-MODE-3",
+        "token_cap_pages": "TOK-GATE-2",
+        "count_whole_view": "TOK-EXACT-2",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -436,6 +447,8 @@ _PROFILES: Final = (
         hook_block_wins=True,
         bash_wider_read_only=True,
         plan_as_default=False,
+        token_cap_pages=True,
+        count_whole_view=True,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -453,6 +466,15 @@ _PROFILES: Final = (
                 "settings.</tool_use_error>"
             ),
             "dont_ask": DONT_ASK_DENIAL,
+            # 2.1.332's own texts
+            "token_cap_refusal": (
+                "File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset "
+                "and limit parameters to read specific portions of the file, or search for "
+                "specific content instead of reading the whole file. To read it anyway, up to "
+                "what still fits in your context, call Read again with allow_large: true "
+                "\u2014 only if you genuinely need all of it or the user asked for the whole "
+                "file."
+            ),
         },
         open=frozenset(
             {
@@ -469,11 +491,6 @@ _PROFILES: Final = (
                 "READ-KIND-1",
                 "REG-MCP-1",
                 "TEXT-ENC-2",
-                "TOK-CAP-1",
-                "TOK-ESTIMATE-1",
-                "TOK-EXACT-1",
-                "TOK-EXACT-2",
-                "TOK-GATE-2",
             }
         ),
     ),

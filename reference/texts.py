@@ -76,6 +76,14 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         "hook_denial_exit2_bare": Text("HOOK-BLOCK-1", ""),
         "hook_block": Text("HOOK-BLOCK-1", "Blocked by PreToolUse hook: {reasons}"),
         "hook_block_bare": Text("HOOK-BLOCK-1", "Blocked by PreToolUse hook"),
+        # claude-code-latest's own texts (2.1.332)
+        # TOK-GATE-2: a text read over the token cap
+        "token_cap_refusal": Text(
+            "TOK-GATE-2",
+            "File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset and "
+            "limit parameters to read specific portions of the file, or search for specific "
+            "content instead of reading the whole file.",
+        ),
     }
 )
 """Every text a profile may render otherwise, by key."""

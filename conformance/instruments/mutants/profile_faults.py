@@ -830,3 +830,23 @@ def _latest_read_only_list(engine: MutantEngine) -> None:
 )
 def _latest_plan_mode(engine: MutantEngine) -> None:
     _play(engine, plan_as_default=True)
+
+
+@session_fault(
+    "latest-plays-documented-token-refusal",
+    "Under claude-code-latest, a whole-file Read over the cap is refused (TOK-GATE-2)",
+    breaks=("TOK-GATE-2",),
+    profile="claude-code-latest",
+)
+def _latest_token_refusal(engine: MutantEngine) -> None:
+    _play(engine, token_cap_pages=False)
+
+
+@session_fault(
+    "latest-plays-documented-early-stop",
+    'Under claude-code-latest, a refusal says "more than N tokens" (documented TOK-EXACT-2)',
+    breaks=("TOK-EXACT-2",),
+    profile="claude-code-latest",
+)
+def _latest_early_stop(engine: MutantEngine) -> None:
+    _play(engine, count_whole_view=False)
