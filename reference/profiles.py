@@ -193,8 +193,9 @@ class Profile:
     ``CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`` or 10 (else the variable is not read and every
     safe call of a batch runs at once)."""
     search_numeric_strings: bool = False
-    """REG-SEARCH-1: ToolSearch's ``max_results`` given as a string of digits
-    (``max_results: "2"``) is read as that number rather than refused."""
+    """REG-SEARCH-1: ToolSearch's ``max_results`` is any number, or a string of digits
+    (``"2"``), rather than an integer of at least 1: truncated to an integer, it slices the
+    ranked matches (0 returns none, a negative one drops that many from the end)."""
     hook_block_wins: bool = False
     """HOOK-DECISION-1: a PreToolUse hook's deprecated ``decision: block`` denies the call
     whatever its ``permissionDecision`` says (its ``reason`` the denial's), rather than
