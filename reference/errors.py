@@ -229,6 +229,14 @@ class FileVanishedError(ToolCallError):
     """The file stopped being a regular file between validateInput and call()."""
 
 
+class SymlinkWriteError(ToolCallError):
+    """WRITE-ATOMIC-1 under a profile whose release does not write through a symbolic link."""
+
+
+class UndecodableFileWriteError(ToolCallError):
+    """WRITE-CONTENT-1 under a profile whose release does not replace a file it cannot decode."""
+
+
 class OpenedFileDeniedError(ToolCallError):
     """FILE-OPEN-1: what was opened is covered by a deny rule (a link changed after the check)."""
 

@@ -419,9 +419,16 @@ Render = Callable[..., str]
 
 
 def _pre_decision(
-    run: HookRun, data: Mapping[str, Any] | None, specific: Mapping[str, Any]
+    run: HookRun,
+    data: Mapping[str, Any] | None,
+    specific: Mapping[str, Any],
+    *,
+    block_wins: bool = False,
 ) -> tuple[Decision | None, str | None]:
-    """HOOK-DECISION-1: one PreToolUse handler's decision and, for a deny, its reason."""
+    """HOOK-DECISION-1: one PreToolUse handler's decision and, for a deny, its reason.
+
+    With ``block_wins`` (the session's profile), the deprecated ``decision: block``
+    denies whatever ``permissionDecision`` says."""
     if run.blocking:  # HOOK-EXIT-1: exit 2 denies, stderr is the reason (HOOK-BLOCK-1)
         return "deny", _text(run.stderr.strip())
     if data is None:
@@ -429,6 +436,8 @@ def _pre_decision(
     if _stop(data)[0]:  # HOOK-CONTINUE-1: blocks whatever the hook decided
         return "deny", STOPPED_REASON
     decision = specific.get("permissionDecision")
+    if block_wins and data.get("decision") == "block":  # HOOK-DECISION-1, the profile's
+        return "deny", _text(data.get("reason"))
     if isinstance(decision, str) and decision in _PRE_DECISIONS:
         reason = _text(specific.get("permissionDecisionReason")) or _text(data.get("reason"))
         return _PRE_DECISIONS[decision], reason
@@ -455,13 +464,15 @@ def interpret_pre_tool_use(
     updates: str = "with-allow-or-ask",
     tool: str = "",
     text: Render = DOCUMENTED.text,
+    block_wins: bool = False,
 ) -> PreToolUseResult:
     """Combine the runs of one call's PreToolUse handlers, given in configuration order.
 
     ``updates`` is the session profile's HOOK-UPDATE-1: which hooks' ``updatedInput``
-    counts (those that allow or ask, none, every hook's, or only the hook that ended
-    last, whatever it decided); ``text`` renders the block's text for ``tool``
-    (HOOK-BLOCK-1) as the profile does.
+    counts (those that allow or ask, every hook's, or only the hook that ended last,
+    whatever it decided); ``text`` renders the block's text for ``tool`` (HOOK-BLOCK-1)
+    as the profile does; ``block_wins`` is its HOOK-DECISION-1 (a deprecated ``block``
+    denies whatever ``permissionDecision`` says).
     """
     combined: Decision | None = None
     reasons: list[str] = []
@@ -471,7 +482,7 @@ def interpret_pre_tool_use(
     for run in runs:
         data = run.output_json()
         specific = _specific(data, PRE_TOOL_USE)
-        decision, reason = _pre_decision(run, data, specific)
+        decision, reason = _pre_decision(run, data, specific, block_wins=block_wins)
         if decision is not None and (combined is None or _RANK[decision] > _RANK[combined]):
             combined = decision  # HOOK-DECISION-1: deny over ask over allow
         if decision == "deny":
@@ -559,7 +570,11 @@ def run_pre_tool_use(
     runs = run_event(ctx, event=PRE_TOOL_USE, tool_name=tool_name, tool_input=dict(tool_input))
     profile = ctx.session.profile
     return interpret_pre_tool_use(
-        runs, updates=profile.hook_updated_input, tool=tool_name, text=profile.text
+        runs,
+        updates=profile.hook_updated_input,
+        tool=tool_name,
+        text=profile.text,
+        block_wins=profile.hook_block_wins,
     )
 
 

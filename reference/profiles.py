@@ -246,6 +246,56 @@ class Profile:
     """READ-SUGGEST-1: the sibling a missing file's message suggests: one equal ignoring case,
     else one of the same stem, each the first in name order; or only one of the same stem
     (case counts), the first in name order or in the directory's own listing order."""
+    # -- claude-code-latest's own variants (2.1.332) ----------------------------------
+    write_through_symlinks: bool = True
+    """WRITE-ATOMIC-1: Write, Edit and NotebookEdit of a symbolic link replace its target
+    (else they refuse the link in call(), naming its target, and change nothing)."""
+    read_limit_zero: bool = False
+    """READ-RANGE-2: Read takes ``limit: 0`` as no limit (the view without ``limit``),
+    rather than refusing it."""
+    allow_unsplittable_whole: bool = True
+    """PERM-BASH-2: an allow rule may cover a command that cannot be split, matched whole
+    (else no allow rule covers it: it asks, or is refused where nothing can ask)."""
+    allow_redirects_and_quoted: bool = True
+    """PERM-BASH-3: the allow rule written exactly as a part that writes a file by
+    redirection covers it, and a ``$(`` inside single quotes is literal text (else no allow
+    rule covers a part that writes a file by redirection, nor one holding ``$(`` anywhere)."""
+    project_bypass: bool = True
+    """PERM-MODE-4: ``defaultMode: bypassPermissions`` is taken from the project's settings
+    files (projectSettings, localSettings) as from any source (else it is skipped there, as
+    an invalid value is, and the next source decides the mode)."""
+    concurrency_limited: bool = True
+    """SCHED-LIMIT-1: at most N safe calls run at once, N from
+    ``CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`` or 10 (else the variable is not read and every
+    safe call of a batch runs at once)."""
+    search_numeric_strings: bool = False
+    """REG-SEARCH-1: ToolSearch's ``max_results`` is any number, or a string of digits
+    (``"2"``), rather than an integer of at least 1: truncated to an integer, it slices the
+    ranked matches (0 returns none, a negative one drops that many from the end)."""
+    hook_block_wins: bool = False
+    """HOOK-DECISION-1: a PreToolUse hook's deprecated ``decision: block`` denies the call
+    whatever its ``permissionDecision`` says (its ``reason`` the denial's), rather than
+    ``permissionDecision`` being read first."""
+    bash_wider_read_only: bool = False
+    """BASH-READONLY-1: for the permission decision, ``printf``, ``tr``, ``uniq`` with options
+    only, and an input redirection from a file are read-only too (the partition into batches
+    keeps the documented list)."""
+    plan_as_default: bool = True
+    """PERM-MODE-3: plan mode decides every call as default mode does (else a PreToolUse
+    hook's allow does not allow in plan mode, so the call asks, and a Bash call that would
+    ask by default is denied without a prompt, its safety check said to be unavailable)."""
+    token_cap_pages: bool = False
+    """TOK-GATE-2: a whole-file Read (neither ``offset`` nor ``limit``) whose view is over
+    the cap is not refused: it shows the longest first page within the cap, its output
+    saying ``truncatedByTokenCap: true`` (a read with ``offset`` or ``limit`` is still
+    refused)."""
+    count_whole_view: bool = False
+    """TOK-EXACT-2: a refusal names the whole view's count (``N tokens``), counted to the end
+    (within TOK-BOUND-1's bytes), rather than ``more than N tokens`` from a count that
+    stopped past the cap."""
+    write_over_undecodable: bool = True
+    """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
+    encoding (else it refuses it in call() and the file keeps its bytes)."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """The release's template for each text (a key of ``reference.texts.TEXTS``) it
     renders otherwise than documented; the annex lists the key's ID."""
@@ -320,6 +370,20 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "empty_view_notice": "READ-OFFSET-1",
         "hook_input_unknown_keys": "HOOK-UPDATE-1",
         "hook_input_expanded": "HOOK-UPDATE-1",
+        # claude-code-latest's own variants (2.1.332)
+        "write_through_symlinks": "WRITE-ATOMIC-1",
+        "write_over_undecodable": "WRITE-CONTENT-1",
+        "read_limit_zero": "READ-RANGE-2",
+        "allow_unsplittable_whole": "PERM-BASH-2",
+        "allow_redirects_and_quoted": "PERM-BASH-3",
+        "project_bypass": "PERM-MODE-4",
+        "concurrency_limited": "SCHED-LIMIT-1",
+        "search_numeric_strings": "REG-SEARCH-1",
+        "hook_block_wins": "HOOK-DECISION-1",
+        "bash_wider_read_only": "BASH-READONLY-1",
+        "plan_as_default": "PERM-MODE-3",
+        "token_cap_pages": "TOK-GATE-2",
+        "count_whole_view": "TOK-EXACT-2",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -564,6 +628,20 @@ _PROFILES: Final = (
         empty_view_notice="past-end",
         hook_input_unknown_keys="dropped",
         hook_input_expanded=True,
+        # 2.1.332's own variants
+        write_through_symlinks=False,
+        write_over_undecodable=False,
+        read_limit_zero=True,
+        allow_unsplittable_whole=False,
+        allow_redirects_and_quoted=False,
+        project_bypass=False,
+        concurrency_limited=False,
+        search_numeric_strings=True,
+        hook_block_wins=True,
+        bash_wider_read_only=True,
+        plan_as_default=False,
+        token_cap_pages=True,
+        count_whole_view=True,
         texts={
             # validation, schema error, read, registry, MCP and hook-input texts
             **RELEASE_VALIDATION_TEXTS,
@@ -642,40 +720,29 @@ _PROFILES: Final = (
                 "not a list. To read several pages or ranges, read each one separately. Pages "
                 "are 1-indexed."
             ),
+            # 2.1.332's own texts
+            "token_cap_refusal": (
+                "File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset "
+                "and limit parameters to read specific portions of the file, or search for "
+                "specific content instead of reading the whole file. To read it anyway, up to "
+                "what still fits in your context, call Read again with allow_large: true "
+                "\u2014 only if you genuinely need all of it or the user asked for the whole "
+                "file."
+            ),
         },
         open=frozenset(
             {
                 "BASH-CAPTURE-1",
                 "BASH-PERM-2",
-                "BASH-READONLY-1",
                 "BASH-TIMEOUT-1",
                 "FILE-PATH-3",
-                "HOOK-CONFIG-1",
-                "HOOK-DECISION-1",
                 "IMG-DECODE-1",
-                "PERM-BASH-2",
-                "PERM-BASH-3",
                 "PERM-BASH-4",
-                "PERM-MODE-3",
-                "PERM-MODE-4",
-                "PERM-ORDER-1",
                 "PERM-PATH-3",
                 "PERM-SAFETY-1",
                 "READ-KIND-1",
-                "READ-RANGE-2",
-                "READ-SIZE-1",
-                "READ-SIZE-2",
                 "REG-MCP-1",
-                "REG-SEARCH-1",
-                "SCHED-LIMIT-1",
                 "TEXT-ENC-2",
-                "TOK-CAP-1",
-                "TOK-ESTIMATE-1",
-                "TOK-EXACT-1",
-                "TOK-EXACT-2",
-                "TOK-GATE-2",
-                "WRITE-ATOMIC-1",
-                "WRITE-CONTENT-1",
             }
         ),
     ),

@@ -177,6 +177,14 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         "schema_not_object": Text(
             "DISP-SCHEMA-2", "The input type is expected as `object` but provided as `{provided}`"
         ),
+        # claude-code-latest's own texts (2.1.332)
+        # TOK-GATE-2: a text read over the token cap
+        "token_cap_refusal": Text(
+            "TOK-GATE-2",
+            "File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset and "
+            "limit parameters to read specific portions of the file, or search for specific "
+            "content instead of reading the whole file.",
+        ),
     }
 )
 """Every text a profile may render otherwise, by key."""

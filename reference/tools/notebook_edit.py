@@ -31,6 +31,7 @@ from reference.tools.common import (
     check_path_syntax,
     record_is_stale,
     record_own_write,
+    refuse_symlink,
 )
 from reference.tools.read.notebook import language_of
 
@@ -286,6 +287,7 @@ def _unchanged_since_read(ctx: ToolUseContext, path: str, st: fileio.Stat, data:
 def call(inp: NotebookEditInput, ctx: ToolUseContext) -> ToolResult:
     """NBEDIT-WRITE-1: edit, validate, back up, then re-check and write atomically."""
     path = ctx.expand(inp.notebook_path)
+    refuse_symlink(ctx, path)  # WRITE-ATOMIC-1, under a profile that refuses links
     st = fileio.stat(path)
     if st.kind is not fileio.FileKind.REGULAR:
         raise errors.FileVanishedError(f"{path} is no longer a regular file.")

@@ -1239,3 +1239,136 @@ def _latest_nul_command(engine: MutantEngine) -> None:
 )
 def _latest_deferred_hint(engine: MutantEngine) -> None:
     _drop_texts(engine, "deferred_schema_hint")
+
+
+# -- claude-code-latest's own variants (2.1.332) flipped back -------------------------
+
+
+@session_fault(
+    "latest-plays-documented-symlink-write",
+    "Under claude-code-latest, Write and Edit replace a symbolic link's target (WRITE-ATOMIC-1)",
+    breaks=("WRITE-ATOMIC-1",),
+    profile="claude-code-latest",
+)
+def _latest_symlink_write(engine: MutantEngine) -> None:
+    _play(engine, write_through_symlinks=True)
+
+
+@session_fault(
+    "latest-plays-documented-undecodable-write",
+    "Under claude-code-latest, Write replaces a file that is not valid UTF-8 (WRITE-CONTENT-1)",
+    breaks=("WRITE-CONTENT-1",),
+    profile="claude-code-latest",
+)
+def _latest_undecodable_write(engine: MutantEngine) -> None:
+    _play(engine, write_over_undecodable=True)
+
+
+@session_fault(
+    "latest-plays-documented-limit-zero",
+    "Under claude-code-latest, Read refuses limit 0 in its schema (documented READ-RANGE-2)",
+    breaks=("READ-RANGE-2",),
+    profile="claude-code-latest",
+)
+def _latest_limit_zero(engine: MutantEngine) -> None:
+    _play(engine, read_limit_zero=False)
+
+
+@session_fault(
+    "latest-plays-documented-unsplittable-allow",
+    "Under claude-code-latest, an allow rule covers a command that cannot be split (PERM-BASH-2)",
+    breaks=("PERM-BASH-2",),
+    profile="claude-code-latest",
+)
+def _latest_unsplittable_allow(engine: MutantEngine) -> None:
+    _play(engine, allow_unsplittable_whole=True)
+
+
+@session_fault(
+    "latest-plays-documented-redirect-allow",
+    "Under claude-code-latest, an exact rule covers a file redirection (PERM-BASH-3)",
+    breaks=("PERM-BASH-3",),
+    profile="claude-code-latest",
+)
+def _latest_redirect_allow(engine: MutantEngine) -> None:
+    _play(engine, allow_redirects_and_quoted=True)
+
+
+@session_fault(
+    "latest-plays-documented-project-bypass",
+    "Under claude-code-latest, bypassPermissions from localSettings applies (PERM-MODE-4)",
+    breaks=("PERM-MODE-4",),
+    profile="claude-code-latest",
+)
+def _latest_project_bypass(engine: MutantEngine) -> None:
+    _play(engine, project_bypass=True)
+
+
+@session_fault(
+    "latest-plays-documented-concurrency-limit",
+    "Under claude-code-latest, the knob limits how many safe calls run at once (SCHED-LIMIT-1)",
+    breaks=("SCHED-LIMIT-1",),
+    profile="claude-code-latest",
+)
+def _latest_concurrency_limit(engine: MutantEngine) -> None:
+    _play(engine, concurrency_limited=True)
+
+
+@session_fault(
+    "latest-plays-documented-search-digits",
+    'Under claude-code-latest, ToolSearch refuses max_results "2" (documented REG-SEARCH-1)',
+    breaks=("REG-SEARCH-1",),
+    profile="claude-code-latest",
+)
+def _latest_search_digits(engine: MutantEngine) -> None:
+    _play(engine, search_numeric_strings=False)
+
+
+@session_fault(
+    "latest-plays-documented-hook-fields",
+    "Under claude-code-latest, permissionDecision allow beats a deprecated block (HOOK-DECISION-1)",
+    breaks=("HOOK-DECISION-1",),
+    profile="claude-code-latest",
+)
+def _latest_hook_fields(engine: MutantEngine) -> None:
+    _play(engine, hook_block_wins=False)
+
+
+@session_fault(
+    "latest-plays-documented-read-only-list",
+    "Under claude-code-latest, printf and `wc -l < a.txt` ask (documented BASH-READONLY-1)",
+    breaks=("BASH-READONLY-1",),
+    profile="claude-code-latest",
+)
+def _latest_read_only_list(engine: MutantEngine) -> None:
+    _play(engine, bash_wider_read_only=False)
+
+
+@session_fault(
+    "latest-plays-documented-plan-mode",
+    "Under claude-code-latest, plan mode decides as default mode (documented PERM-MODE-3)",
+    breaks=("PERM-MODE-3",),
+    profile="claude-code-latest",
+)
+def _latest_plan_mode(engine: MutantEngine) -> None:
+    _play(engine, plan_as_default=True)
+
+
+@session_fault(
+    "latest-plays-documented-token-refusal",
+    "Under claude-code-latest, a whole-file Read over the cap is refused (TOK-GATE-2)",
+    breaks=("TOK-GATE-2",),
+    profile="claude-code-latest",
+)
+def _latest_token_refusal(engine: MutantEngine) -> None:
+    _play(engine, token_cap_pages=False)
+
+
+@session_fault(
+    "latest-plays-documented-early-stop",
+    'Under claude-code-latest, a refusal says "more than N tokens" (documented TOK-EXACT-2)',
+    breaks=("TOK-EXACT-2",),
+    profile="claude-code-latest",
+)
+def _latest_early_stop(engine: MutantEngine) -> None:
+    _play(engine, count_whole_view=False)

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Annotated, Any, Final
 
-from pydantic import AfterValidator, Field, ValidationInfo
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
 from pydantic_core import PydanticKnownError
 
 from reference import errors, fileio, paths, text, tokens
@@ -64,12 +64,21 @@ def _offset_floor(value: int | None, info: ValidationInfo) -> int | None:
     return value
 
 
+def _limit_zero(value: object, info: ValidationInfo) -> object:
+    """READ-RANGE-2 where the session's profile takes ``limit: 0``: read as if no ``limit``
+    were given (else 0 breaks the ``>= 1`` constraint)."""
+    zero = value == 0 and not isinstance(value, bool)
+    return None if zero and profile_of(info).read_limit_zero else value
+
+
 class ReadInput(StrictInput):
     file_path: str = Field(description="The absolute path to the file to read")
     offset: Annotated[LenientJsonInt | None, AfterValidator(_offset_floor)] = Field(
         default=None, json_schema_extra={"minimum": 1}, description="1-based line to start at"
     )
-    limit: LenientJsonInt | None = Field(default=None, ge=1, description="Number of lines to read")
+    limit: Annotated[LenientJsonInt | None, BeforeValidator(_limit_zero)] = Field(
+        default=None, ge=1, description="Number of lines to read"
+    )
     pages: str | None = Field(default=None, description="PDF page range, e.g. '1-5'")
 
 
@@ -281,9 +290,18 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     total = len(lines)
     start = max(offset - 1, 0)  # READ-RANGE-1: offset 0 (a profile's) starts at line 1
     shown = lines[start : start + limit]
+    cap = ctx.session.max_read_tokens
+    from_start = inp.limit is None and offset == 1  # from the first line, no limit given
+    cut = False
+    if from_start and ctx.session.profile.token_cap_pages:  # TOK-GATE-2, the profile's first page
+        page = _first_page(shown, cap)
+        cut = 0 < page < len(shown)
+        shown = shown[:page] if cut else shown
     result = _text_result(named_path(ctx, inp.file_path, path), shown, offset, total)
+    if cut:
+        result.data["file"]["truncatedByTokenCap"] = True
     # READ-TOKENS-1, TOK-GATE-1: the view's text, without prefixes or reminder
-    _enforce_token_cap(result.data["file"]["content"], ctx.session.max_read_tokens)
+    _enforce_token_cap(result.data["file"]["content"], cap, ctx.session.profile)
     partial = is_partial(lines, start + 1, len(shown))  # STATE-PARTIAL-1, READ-EMPTY-1
     ctx.session.read_state.set(  # STATE-UPDATE-2: only once every check has passed
         path,
@@ -329,16 +347,34 @@ def _refuse_binary(ctx: ToolUseContext, path: str, head: bytes) -> None:
     raise errors.BinaryFileError(ctx.session.profile.text("binary_file", path=path))
 
 
-def _enforce_token_cap(view: str, cap: int) -> None:
-    """TOK-GATE-2: over the cap is an error, never a truncation."""
+def _first_page(lines: list[str], cap: int) -> int:
+    """TOK-GATE-2 where the session's profile pages a whole-file read: how many of
+    ``lines``, from the first, make a view (TOK-GATE-1's text) within ``cap``; all of them
+    when the whole view is. Found by bisection, each probe one bounded gate (TOK-BOUND-1)."""
+    if tokens.gate("\n".join(lines), cap).passed:
+        return len(lines)
+    low, high = 0, len(lines)  # lines[:low] fits, lines[:high] does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if tokens.gate("\n".join(lines[:middle]), cap).passed:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _enforce_token_cap(view: str, cap: int, profile: Profile) -> None:
+    """TOK-GATE-2: over the cap is an error, never a truncation (a profile's first page of a
+    whole-file read is cut before this check)."""
     decision = tokens.gate(view, cap)
     if decision.passed:
         return
     amount = decision.amount(cap)  # TOK-GATE-2, TOK-BOUND-1
+    stopped = decision.exact is not None and not decision.exact.complete
+    if stopped and profile.count_whole_view:  # TOK-EXACT-2, the profile's: the whole view
+        amount = f"{tokens.exact_count(view).tokens} tokens"  # within TOK-BOUND-1's bytes
     raise errors.MaxFileReadTokenExceededError(
-        f"File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset and "
-        "limit parameters to read specific portions of the file, or search for specific "
-        "content instead of reading the whole file."
+        profile.text("token_cap_refusal", amount=amount, cap=cap)
     )
 
 
