@@ -296,6 +296,9 @@ class Profile:
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
+    pdf_empty_password_opens: bool = False
+    """PDF-OPEN-1: an encrypted PDF that the empty user password opens is read like any
+    other (else it is refused as password protected)."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """The release's template for each text (a key of ``reference.texts.TEXTS``) it
     renders otherwise than documented; the annex lists the key's ID."""
@@ -347,6 +350,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "read_default_limit": "READ-RANGE-2",
         "read_decodes_utf16": "TEXT-ENC-1",
         "binary_extensions": "READ-BINARY-1",
+        "pdf_empty_password_opens": "PDF-OPEN-1",
         "empty_image_is_text": "IMG-DETECT-1",
         "hook_spaced_lists": "HOOK-MATCH-1",
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
@@ -498,6 +502,7 @@ _PROFILES: Final = (
         read_default_limit=False,
         read_decodes_utf16=False,
         binary_extensions=BINARY_EXTENSIONS_2188,
+        pdf_empty_password_opens=True,
         empty_image_is_text=False,
         grep_past_end_notice=False,
         grep_count_totals_alone=False,
@@ -607,6 +612,7 @@ _PROFILES: Final = (
         numeric_strings=True,
         read_offset_zero=True,
         binary_extensions=BINARY_EXTENSIONS_LATEST,
+        pdf_empty_password_opens=True,
         bash_cascade=False,
         hook_updated_input="always",
         killed_writer_cleanup=False,

@@ -1372,3 +1372,25 @@ def _latest_token_refusal(engine: MutantEngine) -> None:
 )
 def _latest_early_stop(engine: MutantEngine) -> None:
     _play(engine, count_whole_view=False)
+
+
+# -- encrypted PDFs the empty password opens (PDF-OPEN-1) ---------------------------------
+
+
+@session_fault(
+    "2188-plays-documented-encrypted-pdf",
+    "Under claude-code-2.1.88, pages of an empty-password PDF are refused (documented)",
+    breaks=("PDF-OPEN-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_encrypted_pdf(engine: MutantEngine) -> None:
+    _play(engine, pdf_empty_password_opens=False)
+
+
+@session_fault(
+    "documented-plays-release-encrypted-pdf",
+    "Under documented, pages of an empty-password PDF are read (the releases' PDF-OPEN-1)",
+    breaks=("PDF-OPEN-1",),
+)
+def _documented_encrypted_pdf(engine: MutantEngine) -> None:
+    _play(engine, pdf_empty_password_opens=True)
