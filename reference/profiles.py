@@ -351,6 +351,11 @@ RELEASE_NOTEBOOK_PDF_TEXTS: Final[Mapping[str, str]] = MappingProxyType(
             "pages per request."
         ),
         "pdf_whole_read": "PDF file read: {path} ({size})",
+        "notebook_too_many_tokens": (
+            "File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset and "
+            "limit parameters to read specific portions of the file, or search for specific "
+            "content instead of reading the whole file."
+        ),
     }
 )
 

@@ -110,6 +110,12 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
             "Notebook is larger than 100 MB ({size} bytes) and cannot be read. Use Bash with "
             "jq to read specific cells.",
         ),
+        # NB-TOKENS-1: a notebook over the token cap (amount: "N tokens" or "more than N tokens")
+        "notebook_too_many_tokens": Text(
+            "NB-TOKENS-1",
+            "Notebook content ({amount}) exceeds maximum allowed tokens ({cap}). Use Bash with "
+            "jq to read specific cells, for example: jq '.cells[:20]' {path}",
+        ),
         # PDF-PAGES-1, PDF-PAGES-2: a pages value Read refuses
         "pdf_pages_invalid": Text(
             "PDF-PAGES-1",

@@ -789,6 +789,7 @@ _NOTEBOOK_PDF_TEXTS = (
     "pdf_whole_read",
     "pdf_pages_required",
     "read_empty",
+    "notebook_too_many_tokens",
 )
 
 
@@ -804,6 +805,7 @@ def _documented_notebook_pdf_texts(engine: MutantEngine) -> None:
     breaks=(
         "NBEDIT-VALIDATE-1",
         "NB-RENDER-1",
+        "NB-TOKENS-1",
         "PDF-PAGES-1",
         "PDF-PAGES-2",
         "PDF-REQUIRE-1",
@@ -823,6 +825,7 @@ def _2188_notebook_pdf_texts(engine: MutantEngine) -> None:
         "NBEDIT-VALIDATE-1",
         "NB-SIZE-1",
         "NB-PARSE-1",
+        "NB-TOKENS-1",
         "PDF-PAGES-1",
         "PDF-PAGES-2",
         "PDF-REQUIRE-1",
