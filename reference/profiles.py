@@ -550,6 +550,12 @@ _PROFILES: Final = (
                 "not a list. To read several pages or ranges, read each one separately. Pages "
                 "are 1-indexed."
             ),
+            "pdf_invalid": "PDF file is corrupted or invalid.",
+            "pdf_page_out_of_range": (
+                "Requested page{s} {requested} is outside the document (PDF has {count} pages). "
+                "Use a range within 1-{count}, maximum {limit} pages per request (e.g. pages: "
+                '"1-{example}").'
+            ),
         },
         open=frozenset(
             {

@@ -134,6 +134,16 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         ),
         # PDF-SEND-1: a note before a whole read's document block (documented: none)
         "pdf_whole_read": Text("PDF-SEND-1", ""),
+        # PDF-OPEN-1: a PDF the library cannot parse, read with pages
+        "pdf_invalid": Text(
+            "PDF-OPEN-1",
+            "The PDF file was not valid. Try converting it to text first (e.g., pdftotext).",
+        ),
+        # PDF-RANGE-1: a range past the last page (requested: "26-30", or "4" for one page;
+        # s: "s" for a range; example: the last page of a range the release suggests)
+        "pdf_page_out_of_range": Text(
+            "PDF-RANGE-1", "Page {first} is out of range: the PDF has {count} pages."
+        ),
         # PDF-SIZE-1: a PDF too large to send
         "pdf_too_large": Text(
             "PDF-SIZE-1",

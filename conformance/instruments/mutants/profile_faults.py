@@ -790,6 +790,8 @@ _NOTEBOOK_PDF_TEXTS = (
     "pdf_pages_required",
     "read_empty",
     "notebook_too_many_tokens",
+    "pdf_invalid",
+    "pdf_page_out_of_range",
 )
 
 
@@ -826,8 +828,10 @@ def _2188_notebook_pdf_texts(engine: MutantEngine) -> None:
         "NB-SIZE-1",
         "NB-PARSE-1",
         "NB-TOKENS-1",
+        "PDF-OPEN-1",
         "PDF-PAGES-1",
         "PDF-PAGES-2",
+        "PDF-RANGE-1",
         "PDF-REQUIRE-1",
         "PDF-SIZE-1",
         "PDF-SEND-1",

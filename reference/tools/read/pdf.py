@@ -36,9 +36,6 @@ _PAGES: Final = re.compile(r"\s*([0-9]+)(?:-([0-9]+))?\s*", re.ASCII)  # PDF-PAG
 # application configured logging itself.
 logging.getLogger("pypdf").addHandler(logging.NullHandler())
 
-INVALID_PDF: Final = (  # PDF-OPEN-1
-    "The PDF file was not valid. Try converting it to text first (e.g., pdftotext)."
-)
 PASSWORD_PROTECTED: Final = (  # PDF-OPEN-1
     "PDF is password protected. Try using a CLI tool to extract or convert the PDF."
 )
@@ -81,26 +78,28 @@ def check_range_length(value: str, pages: PageRange, profile: Profile = DOCUMENT
         )
 
 
-def _open(data: bytes) -> tuple[PdfReader, int]:
-    """PDF-OPEN-1: the parsed document and its page count."""
+def _open(data: bytes, profile: Profile = DOCUMENTED) -> tuple[PdfReader, int]:
+    """PDF-OPEN-1: the parsed document and its page count; the refusal of a file that does
+    not parse worded as the profile's release words it."""
     from pypdf import PdfReader  # noqa: PLC0415  (deferred, see above)
     from pypdf.errors import DependencyError  # noqa: PLC0415
 
+    invalid = profile.text("pdf_invalid")
     try:
         reader = PdfReader(io.BytesIO(data))
     except DependencyError as exc:  # only encryption needs a dependency to open
         raise errors.PdfPasswordProtectedError(PASSWORD_PROTECTED) from exc
     except Exception as exc:  # whatever pypdf cannot parse
-        raise errors.InvalidPdfError(INVALID_PDF) from exc
+        raise errors.InvalidPdfError(invalid) from exc
     if reader.is_encrypted:  # even with an empty user password: the API refuses it
         raise errors.PdfPasswordProtectedError(PASSWORD_PROTECTED)
     try:
         return reader, len(reader.pages)
     except Exception as exc:
-        raise errors.InvalidPdfError(INVALID_PDF) from exc
+        raise errors.InvalidPdfError(invalid) from exc
 
 
-def _subset(reader: PdfReader, pages: PageRange) -> bytes:
+def _subset(reader: PdfReader, pages: PageRange, profile: Profile = DOCUMENTED) -> bytes:
     """PDF-SEND-1: a new PDF holding exactly the selected pages, in order."""
     from pypdf import PdfWriter  # noqa: PLC0415  (deferred, see above _open)
 
@@ -111,7 +110,7 @@ def _subset(reader: PdfReader, pages: PageRange) -> bytes:
             writer.add_page(reader.pages[index])
         writer.write(buffer)
     except Exception as exc:  # a page pypdf parsed but cannot copy
-        raise errors.InvalidPdfError(INVALID_PDF) from exc
+        raise errors.InvalidPdfError(profile.text("pdf_invalid")) from exc
     return buffer.getvalue()
 
 
@@ -151,13 +150,23 @@ def read(
             )
         sent = data  # PDF-SEND-1: the file's bytes, unchanged
     else:
-        reader, count = _open(data)
+        reader, count = _open(data, profile)
         wanted = parse_pages(pages, profile)
         if wanted.first > count:  # PDF-RANGE-1
+            one = wanted.first == wanted.last
             raise errors.PdfPageOutOfRangeError(
-                f"Page {wanted.first} is out of range: the PDF has {count} pages."
+                profile.text(
+                    "pdf_page_out_of_range",
+                    first=wanted.first,
+                    count=count,
+                    requested=f"{wanted.first}" if one else f"{wanted.first}-{wanted.last}",
+                    s="" if one else "s",
+                    example=min(count, MAX_PAGES_PER_CALL),
+                    limit=MAX_PAGES_PER_CALL,
+                )
             )
-        sent = _subset(reader, PageRange(wanted.first, min(wanted.last, count)))  # cut at the end
+        wanted = PageRange(wanted.first, min(wanted.last, count))  # cut at the end
+        sent = _subset(reader, wanted, profile)
         _check_size(len(sent), profile)
     file: dict[str, Any] = {
         "filePath": path,
