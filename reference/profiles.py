@@ -214,6 +214,9 @@ class Profile:
     ``{"cellType", "source", "execution_count"?, "cell_id", "language"?, "outputs"?}``, an
     output ``{"output_type", "text", "image"?: {"image_data", "media_type"}}``), not as
     stored; the content is rendered from them."""
+    pdf_empty_password_read: bool = False
+    """PDF-OPEN-1: with ``pages``, an encrypted PDF that opens with the empty user password
+    is read (else it is refused as password protected)."""
     pdf_document_in_result: bool = True
     """PDF-SEND-1: a PDF read's document block is in the tool_result (else the release sends
     it beside the result, which holds only the ``pdf_whole_read`` note)."""
@@ -286,6 +289,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "notebook_release_outputs": "NB-OUTPUT-1",
         "notebook_missing_unread": "NBEDIT-VALIDATE-1",
         "pdf_document_in_result": "PDF-SEND-1",
+        "pdf_empty_password_read": "PDF-OPEN-1",
         "pdf_whole_output_counts_pages": "PDF-SEND-1",
     }
 )
@@ -404,6 +408,7 @@ _PROFILES: Final = (
         notebook_shown_cells=True,
         pdf_whole_output_counts_pages=False,
         pdf_document_in_result=False,
+        pdf_empty_password_read=True,
         texts={
             "call_error": "{message}",
             "hook_denial_bare": "Hook PreToolUse:{tool} denied this tool",
@@ -505,6 +510,7 @@ _PROFILES: Final = (
         notebook_release_outputs=True,
         notebook_shown_cells=True,
         pdf_whole_output_counts_pages=False,
+        pdf_empty_password_read=True,
         texts={
             "call_error": "{message}",
             "read_reminder": "",

@@ -1003,3 +1003,22 @@ def _2188_notebook_output(engine: MutantEngine) -> None:
 )
 def _documented_notebook_output(engine: MutantEngine) -> None:
     _play(engine, notebook_shown_cells=True)
+
+
+@session_fault(
+    "2188-plays-documented-encrypted-pdf",
+    "Under claude-code-2.1.88, an encrypted PDF with an empty password is refused (documented)",
+    breaks=("PDF-OPEN-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_encrypted_pdf(engine: MutantEngine) -> None:
+    _play(engine, pdf_empty_password_read=False)
+
+
+@session_fault(
+    "documented-plays-release-encrypted-pdf",
+    "Under documented, an encrypted PDF with an empty password is read (the releases')",
+    breaks=("PDF-OPEN-1",),
+)
+def _documented_encrypted_pdf(engine: MutantEngine) -> None:
+    _play(engine, pdf_empty_password_read=True)

@@ -91,12 +91,24 @@ def _open(data: bytes, profile: Profile = DOCUMENTED) -> tuple[PdfReader, int]:
         raise errors.PdfPasswordProtectedError(PASSWORD_PROTECTED) from exc
     except Exception as exc:  # whatever pypdf cannot parse
         raise errors.InvalidPdfError(invalid) from exc
-    if reader.is_encrypted:  # even with an empty user password: the API refuses it
+    if reader.is_encrypted and not _opens_unlocked(reader, profile):
+        # even with an empty user password, unless the profile's release reads that
         raise errors.PdfPasswordProtectedError(PASSWORD_PROTECTED)
     try:
         return reader, len(reader.pages)
     except Exception as exc:
         raise errors.InvalidPdfError(invalid) from exc
+
+
+def _opens_unlocked(reader: PdfReader, profile: Profile) -> bool:
+    """PDF-OPEN-1 under a profile whose release reads it: the document decrypts with the
+    empty user password."""
+    if not profile.pdf_empty_password_read:
+        return False
+    try:
+        return bool(reader.decrypt(""))
+    except Exception:  # an encryption pypdf cannot undo is refused as any other
+        return False
 
 
 def _subset(reader: PdfReader, pages: PageRange, profile: Profile = DOCUMENTED) -> bytes:
