@@ -214,6 +214,13 @@ class Profile:
     ``{"cellType", "source", "execution_count"?, "cell_id", "language"?, "outputs"?}``, an
     output ``{"output_type", "text", "image"?: {"image_data", "media_type"}}``), not as
     stored; the content is rendered from them."""
+    pdf_pages_syntax: Literal["strict", "lenient", "lenient-no-lists"] = "strict"
+    """PDF-PAGES-1: ``pages`` is ``N`` or ``N-M`` exactly, or read leniently, each side of
+    the first ``-`` as its leading integer (``1 - 2`` is 1-2, ``1,3`` is page 1), a comma
+    refused with ``lenient-no-lists``."""
+    pdf_empty_pages_absent: bool = False
+    """PDF-PAGES-1: an empty ``pages`` is no ``pages`` (the PDF is read whole) rather than a
+    malformed one."""
     pdf_empty_password_read: bool = False
     """PDF-OPEN-1: with ``pages``, an encrypted PDF that opens with the empty user password
     is read (else it is refused as password protected)."""
@@ -290,6 +297,8 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "notebook_missing_unread": "NBEDIT-VALIDATE-1",
         "pdf_document_in_result": "PDF-SEND-1",
         "pdf_empty_password_read": "PDF-OPEN-1",
+        "pdf_pages_syntax": "PDF-PAGES-1",
+        "pdf_empty_pages_absent": "PDF-PAGES-1",
         "pdf_whole_output_counts_pages": "PDF-SEND-1",
     }
 )
@@ -409,6 +418,7 @@ _PROFILES: Final = (
         pdf_whole_output_counts_pages=False,
         pdf_document_in_result=False,
         pdf_empty_password_read=True,
+        pdf_pages_syntax="lenient",
         texts={
             "call_error": "{message}",
             "hook_denial_bare": "Hook PreToolUse:{tool} denied this tool",
@@ -511,6 +521,8 @@ _PROFILES: Final = (
         notebook_shown_cells=True,
         pdf_whole_output_counts_pages=False,
         pdf_empty_password_read=True,
+        pdf_pages_syntax="lenient-no-lists",
+        pdf_empty_pages_absent=True,
         texts={
             "call_error": "{message}",
             "read_reminder": "",

@@ -1022,3 +1022,32 @@ def _2188_encrypted_pdf(engine: MutantEngine) -> None:
 )
 def _documented_encrypted_pdf(engine: MutantEngine) -> None:
     _play(engine, pdf_empty_password_read=True)
+
+
+@session_fault(
+    "2188-plays-documented-pages-syntax",
+    "Under claude-code-2.1.88, pages must be N or N-M exactly (documented PDF-PAGES-1)",
+    breaks=("PDF-PAGES-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_pages_syntax(engine: MutantEngine) -> None:
+    _play(engine, pdf_pages_syntax="strict")
+
+
+@session_fault(
+    "latest-plays-2188-pages-syntax",
+    "Under claude-code-latest, a list is read by its first page and empty pages refused",
+    breaks=("PDF-PAGES-1",),
+    profile="claude-code-latest",
+)
+def _latest_pages_syntax(engine: MutantEngine) -> None:
+    _play(engine, pdf_pages_syntax="lenient", pdf_empty_pages_absent=False)
+
+
+@session_fault(
+    "documented-plays-release-pages-syntax",
+    "Under documented, pages is read by leading integers (the releases' PDF-PAGES-1)",
+    breaks=("PDF-PAGES-1",),
+)
+def _documented_pages_syntax(engine: MutantEngine) -> None:
+    _play(engine, pdf_pages_syntax="lenient")

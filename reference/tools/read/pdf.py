@@ -30,6 +30,7 @@ MAX_PAGES_WITHOUT_RANGE: Final = 10  # PDF-REQUIRE-1
 MAX_SEND_BYTES: Final = 20 * 1024 * 1024  # PDF-SIZE-1
 PDF_SIGNATURE: Final = b"%PDF-"
 _PAGES: Final = re.compile(r"\s*([0-9]+)(?:-([0-9]+))?\s*", re.ASCII)  # PDF-PAGES-1
+_LEADING_INT: Final = re.compile(r"\s*([+-]?[0-9]+)", re.ASCII)  # PDF-PAGES-1, the releases
 
 # pypdf logs what it finds wrong in a damaged file; here that is an expected input
 # and the diagnosis is InvalidPdfError, so nothing reaches stderr unless the
@@ -57,15 +58,41 @@ def is_pdf(path: str, head: bytes) -> bool:
     return path.lower().endswith(".pdf") or head.startswith(PDF_SIGNATURE)
 
 
+def pages_given(value: str | None, profile: Profile) -> str | None:
+    """PDF-PAGES-1: the ``pages`` a call gives; an empty one is none where the profile's
+    release reads it so."""
+    return None if value == "" and profile.pdf_empty_pages_absent else value
+
+
 def parse_pages(value: str, profile: Profile = DOCUMENTED) -> PageRange:
-    """PDF-PAGES-1: ``N`` or ``N-M``, ``N >= 1``, ``M >= N``, whitespace around allowed;
-    the refusal worded as ``profile``'s release words it."""
-    match = _PAGES.fullmatch(value)
-    first = int(match.group(1)) if match else 0
-    last = int(match.group(2) or first) if match else 0
-    if match is None or first < 1 or last < first:
+    """PDF-PAGES-1: ``N`` or ``N-M``, ``N >= 1``, ``M >= N``, whitespace around allowed, or
+    as the profile's release reads it (``_lenient_range``); the refusal worded as its
+    release words it."""
+    if profile.pdf_pages_syntax == "strict":
+        match = _PAGES.fullmatch(value)
+        first = int(match.group(1)) if match else 0
+        last = int(match.group(2) or first) if match else 0
+        valid = match is not None
+    else:
+        first, last = _lenient_range(value)
+        valid = not (profile.pdf_pages_syntax == "lenient-no-lists" and "," in value)
+    if not valid or first < 1 or last < first:
         raise errors.InvalidPagesError(profile.text("pdf_pages_invalid", pages=value))
     return PageRange(first, last)
+
+
+def _lenient_range(value: str) -> tuple[int, int]:
+    """PDF-PAGES-1 as the releases read ``pages``: the text before the first ``-`` and the
+    text after it each read as its leading integer (spaces before it skipped, the rest
+    ignored: ``1 - 2`` is 1-2, ``1,3`` is 1); 0 for a part with none, which is refused."""
+    head, dash, tail = value.partition("-")
+
+    def leading(part: str) -> int:
+        match = _LEADING_INT.match(part)
+        return int(match.group(1)) if match else 0
+
+    first = leading(head)
+    return first, leading(tail) if dash else first
 
 
 def check_range_length(value: str, pages: PageRange, profile: Profile = DOCUMENTED) -> None:
