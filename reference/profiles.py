@@ -216,6 +216,16 @@ class Profile:
     ``{"cellType", "source", "execution_count"?, "cell_id", "language"?, "outputs"?}``, an
     output ``{"output_type", "text", "image"?: {"image_data", "media_type"}}``), not as
     stored; the content is rendered from them."""
+    pdf_pages_syntax: Literal["strict", "lenient", "lenient-no-lists"] = "strict"
+    """PDF-PAGES-1: ``pages`` is ``N`` or ``N-M`` exactly, or read leniently, each side of
+    the first ``-`` as its leading integer (``1 - 2`` is 1-2, ``1,3`` is page 1), a comma
+    refused with ``lenient-no-lists``."""
+    pdf_empty_pages_absent: bool = False
+    """PDF-PAGES-1: an empty ``pages`` is no ``pages`` (the PDF is read whole) rather than a
+    malformed one."""
+    pdf_empty_password_read: bool = False
+    """PDF-OPEN-1: with ``pages``, an encrypted PDF that opens with the empty user password
+    is read (else it is refused as password protected)."""
     pdf_document_in_result: bool = True
     """PDF-SEND-1: a PDF read's document block is in the tool_result (else the release sends
     it beside the result, which holds only the ``pdf_whole_read`` note)."""
@@ -296,9 +306,6 @@ class Profile:
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
-    pdf_empty_password_opens: bool = False
-    """PDF-OPEN-1: an encrypted PDF that the empty user password opens is read like any
-    other (else it is refused as password protected)."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """The release's template for each text (a key of ``reference.texts.TEXTS``) it
     renders otherwise than documented; the annex lists the key's ID."""
@@ -350,7 +357,6 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "read_default_limit": "READ-RANGE-2",
         "read_decodes_utf16": "TEXT-ENC-1",
         "binary_extensions": "READ-BINARY-1",
-        "pdf_empty_password_opens": "PDF-OPEN-1",
         "empty_image_is_text": "IMG-DETECT-1",
         "hook_spaced_lists": "HOOK-MATCH-1",
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
@@ -366,6 +372,9 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "notebook_release_outputs": "NB-OUTPUT-1",
         "notebook_missing_unread": "NBEDIT-VALIDATE-1",
         "pdf_document_in_result": "PDF-SEND-1",
+        "pdf_empty_password_read": "PDF-OPEN-1",
+        "pdf_pages_syntax": "PDF-PAGES-1",
+        "pdf_empty_pages_absent": "PDF-PAGES-1",
         "pdf_whole_output_counts_pages": "PDF-SEND-1",
         # validation, schema error, read, registry, MCP and hook-input variants
         "schema_constraints": "DISP-SCHEMA-2",
@@ -452,6 +461,11 @@ RELEASE_NOTEBOOK_PDF_TEXTS: Final[Mapping[str, str]] = MappingProxyType(
             "pages per request."
         ),
         "pdf_whole_read": "PDF file read: {path} ({size})",
+        "notebook_too_many_tokens": (
+            "File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset and "
+            "limit parameters to read specific portions of the file, or search for specific "
+            "content instead of reading the whole file."
+        ),
     }
 )
 
@@ -502,7 +516,6 @@ _PROFILES: Final = (
         read_default_limit=False,
         read_decodes_utf16=False,
         binary_extensions=BINARY_EXTENSIONS_2188,
-        pdf_empty_password_opens=True,
         empty_image_is_text=False,
         grep_past_end_notice=False,
         grep_count_totals_alone=False,
@@ -520,6 +533,8 @@ _PROFILES: Final = (
         schema_constraints="issues",
         non_object_input="null-empty",
         similar_names="stem-sorted",
+        pdf_empty_password_read=True,
+        pdf_pages_syntax="lenient",
         texts={
             # validation, schema error, read, registry, MCP and hook-input texts
             **RELEASE_VALIDATION_TEXTS,
@@ -612,7 +627,6 @@ _PROFILES: Final = (
         numeric_strings=True,
         read_offset_zero=True,
         binary_extensions=BINARY_EXTENSIONS_LATEST,
-        pdf_empty_password_opens=True,
         bash_cascade=False,
         hook_updated_input="always",
         killed_writer_cleanup=False,
@@ -648,6 +662,9 @@ _PROFILES: Final = (
         plan_as_default=False,
         token_cap_pages=True,
         count_whole_view=True,
+        pdf_empty_password_read=True,
+        pdf_pages_syntax="lenient-no-lists",
+        pdf_empty_pages_absent=True,
         texts={
             # validation, schema error, read, registry, MCP and hook-input texts
             **RELEASE_VALIDATION_TEXTS,
@@ -734,6 +751,12 @@ _PROFILES: Final = (
                 "what still fits in your context, call Read again with allow_large: true "
                 "\u2014 only if you genuinely need all of it or the user asked for the whole "
                 "file."
+            ),
+            "pdf_invalid": "PDF file is corrupted or invalid.",
+            "pdf_page_out_of_range": (
+                "Requested page{s} {requested} is outside the document (PDF has {count} pages). "
+                "Use a range within 1-{count}, maximum {limit} pages per request (e.g. pages: "
+                '"1-{example}").'
             ),
         },
         open=frozenset(

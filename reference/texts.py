@@ -110,6 +110,12 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
             "Notebook is larger than 100 MB ({size} bytes) and cannot be read. Use Bash with "
             "jq to read specific cells.",
         ),
+        # NB-TOKENS-1: a notebook over the token cap (amount: "N tokens" or "more than N tokens")
+        "notebook_too_many_tokens": Text(
+            "NB-TOKENS-1",
+            "Notebook content ({amount}) exceeds maximum allowed tokens ({cap}). Use Bash with "
+            "jq to read specific cells, for example: jq '.cells[:20]' {path}",
+        ),
         # PDF-PAGES-1, PDF-PAGES-2: a pages value Read refuses
         "pdf_pages_invalid": Text(
             "PDF-PAGES-1",
@@ -128,6 +134,16 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         ),
         # PDF-SEND-1: a note before a whole read's document block (documented: none)
         "pdf_whole_read": Text("PDF-SEND-1", ""),
+        # PDF-OPEN-1: a PDF the library cannot parse, read with pages
+        "pdf_invalid": Text(
+            "PDF-OPEN-1",
+            "The PDF file was not valid. Try converting it to text first (e.g., pdftotext).",
+        ),
+        # PDF-RANGE-1: a range past the last page (requested: "26-30", or "4" for one page;
+        # s: "s" for a range; example: the last page of a range the release suggests)
+        "pdf_page_out_of_range": Text(
+            "PDF-RANGE-1", "Page {first} is out of range: the PDF has {count} pages."
+        ),
         # PDF-SIZE-1: a PDF too large to send
         "pdf_too_large": Text(
             "PDF-SIZE-1",

@@ -789,6 +789,9 @@ _NOTEBOOK_PDF_TEXTS = (
     "pdf_whole_read",
     "pdf_pages_required",
     "read_empty",
+    "notebook_too_many_tokens",
+    "pdf_invalid",
+    "pdf_page_out_of_range",
 )
 
 
@@ -804,6 +807,7 @@ def _documented_notebook_pdf_texts(engine: MutantEngine) -> None:
     breaks=(
         "NBEDIT-VALIDATE-1",
         "NB-RENDER-1",
+        "NB-TOKENS-1",
         "PDF-PAGES-1",
         "PDF-PAGES-2",
         "PDF-REQUIRE-1",
@@ -823,8 +827,11 @@ def _2188_notebook_pdf_texts(engine: MutantEngine) -> None:
         "NBEDIT-VALIDATE-1",
         "NB-SIZE-1",
         "NB-PARSE-1",
+        "NB-TOKENS-1",
+        "PDF-OPEN-1",
         "PDF-PAGES-1",
         "PDF-PAGES-2",
+        "PDF-RANGE-1",
         "PDF-REQUIRE-1",
         "PDF-SIZE-1",
         "PDF-SEND-1",
@@ -1374,23 +1381,52 @@ def _latest_early_stop(engine: MutantEngine) -> None:
     _play(engine, count_whole_view=False)
 
 
-# -- encrypted PDFs the empty password opens (PDF-OPEN-1) ---------------------------------
+# -- PDFs: encrypted with an empty password, the pages syntax (PDF-OPEN-1, PDF-PAGES-1) ----
 
 
 @session_fault(
     "2188-plays-documented-encrypted-pdf",
-    "Under claude-code-2.1.88, pages of an empty-password PDF are refused (documented)",
+    "Under claude-code-2.1.88, an encrypted PDF with an empty password is refused (documented)",
     breaks=("PDF-OPEN-1",),
     profile="claude-code-2.1.88",
 )
 def _2188_encrypted_pdf(engine: MutantEngine) -> None:
-    _play(engine, pdf_empty_password_opens=False)
+    _play(engine, pdf_empty_password_read=False)
 
 
 @session_fault(
     "documented-plays-release-encrypted-pdf",
-    "Under documented, pages of an empty-password PDF are read (the releases' PDF-OPEN-1)",
+    "Under documented, an encrypted PDF with an empty password is read (the releases')",
     breaks=("PDF-OPEN-1",),
 )
 def _documented_encrypted_pdf(engine: MutantEngine) -> None:
-    _play(engine, pdf_empty_password_opens=True)
+    _play(engine, pdf_empty_password_read=True)
+
+
+@session_fault(
+    "2188-plays-documented-pages-syntax",
+    "Under claude-code-2.1.88, pages must be N or N-M exactly (documented PDF-PAGES-1)",
+    breaks=("PDF-PAGES-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_pages_syntax(engine: MutantEngine) -> None:
+    _play(engine, pdf_pages_syntax="strict")
+
+
+@session_fault(
+    "latest-plays-2188-pages-syntax",
+    "Under claude-code-latest, a list is read by its first page and empty pages refused",
+    breaks=("PDF-PAGES-1",),
+    profile="claude-code-latest",
+)
+def _latest_pages_syntax(engine: MutantEngine) -> None:
+    _play(engine, pdf_pages_syntax="lenient", pdf_empty_pages_absent=False)
+
+
+@session_fault(
+    "documented-plays-release-pages-syntax",
+    "Under documented, pages is read by leading integers (the releases' PDF-PAGES-1)",
+    breaks=("PDF-PAGES-1",),
+)
+def _documented_pages_syntax(engine: MutantEngine) -> None:
+    _play(engine, pdf_pages_syntax="lenient")

@@ -214,16 +214,18 @@ def render_shown(cells: list[Any], profile: Profile) -> list[ContentBlock]:
     return _joined_texts(blocks) if profile.notebook_joined_text else blocks
 
 
-def _enforce_token_cap(blocks: list[ContentBlock], path: str, cap: int) -> None:
-    """NB-TOKENS-1: the text blocks joined by newlines pass the token gate."""
+def _enforce_token_cap(
+    blocks: list[ContentBlock], path: str, cap: int, profile: Profile = DOCUMENTED
+) -> None:
+    """NB-TOKENS-1: the text blocks joined by newlines pass the token gate; the refusal
+    worded as the profile's release words it."""
     joined = "\n".join(block["text"] for block in blocks if block["type"] == "text")
     decision = tokens.gate(joined, cap)
     if decision.passed:
         return
     amount = decision.amount(cap)  # TOK-GATE-2, TOK-BOUND-1
     raise errors.MaxFileReadTokenExceededError(
-        f"Notebook content ({amount}) exceeds maximum allowed tokens ({cap}). Use Bash with "
-        f"jq to read specific cells, for example: jq '.cells[:20]' {path}"
+        profile.text("notebook_too_many_tokens", amount=amount, cap=cap, path=path)
     )
 
 
@@ -245,7 +247,8 @@ def read(
     if profile.notebook_shown_cells:  # NB-RENDER-1 under a profile whose release gives them
         cells = shown_cells(cells, language_of(doc))
     result = ToolResult(data={"type": "notebook", "file": {"filePath": path, "cells": cells}})
-    _enforce_token_cap(to_blocks(result.data, profile), path, ctx.session.max_read_tokens)
+    blocks = to_blocks(result.data, profile)
+    _enforce_token_cap(blocks, path, ctx.session.max_read_tokens, profile)
     offset, limit = view
     ctx.session.read_state.set(  # NB-STATE-1: a full Read record, so dedup and NotebookEdit see it
         path,

@@ -30,15 +30,13 @@ MAX_PAGES_WITHOUT_RANGE: Final = 10  # PDF-REQUIRE-1
 MAX_SEND_BYTES: Final = 20 * 1024 * 1024  # PDF-SIZE-1
 PDF_SIGNATURE: Final = b"%PDF-"
 _PAGES: Final = re.compile(r"\s*([0-9]+)(?:-([0-9]+))?\s*", re.ASCII)  # PDF-PAGES-1
+_LEADING_INT: Final = re.compile(r"\s*([+-]?[0-9]+)", re.ASCII)  # PDF-PAGES-1, the releases
 
 # pypdf logs what it finds wrong in a damaged file; here that is an expected input
 # and the diagnosis is InvalidPdfError, so nothing reaches stderr unless the
 # application configured logging itself.
 logging.getLogger("pypdf").addHandler(logging.NullHandler())
 
-INVALID_PDF: Final = (  # PDF-OPEN-1
-    "The PDF file was not valid. Try converting it to text first (e.g., pdftotext)."
-)
 PASSWORD_PROTECTED: Final = (  # PDF-OPEN-1
     "PDF is password protected. Try using a CLI tool to extract or convert the PDF."
 )
@@ -60,15 +58,41 @@ def is_pdf(path: str, head: bytes) -> bool:
     return path.lower().endswith(".pdf") or head.startswith(PDF_SIGNATURE)
 
 
+def pages_given(value: str | None, profile: Profile) -> str | None:
+    """PDF-PAGES-1: the ``pages`` a call gives; an empty one is none where the profile's
+    release reads it so."""
+    return None if value == "" and profile.pdf_empty_pages_absent else value
+
+
 def parse_pages(value: str, profile: Profile = DOCUMENTED) -> PageRange:
-    """PDF-PAGES-1: ``N`` or ``N-M``, ``N >= 1``, ``M >= N``, whitespace around allowed;
-    the refusal worded as ``profile``'s release words it."""
-    match = _PAGES.fullmatch(value)
-    first = int(match.group(1)) if match else 0
-    last = int(match.group(2) or first) if match else 0
-    if match is None or first < 1 or last < first:
+    """PDF-PAGES-1: ``N`` or ``N-M``, ``N >= 1``, ``M >= N``, whitespace around allowed, or
+    as the profile's release reads it (``_lenient_range``); the refusal worded as its
+    release words it."""
+    if profile.pdf_pages_syntax == "strict":
+        match = _PAGES.fullmatch(value)
+        first = int(match.group(1)) if match else 0
+        last = int(match.group(2) or first) if match else 0
+        valid = match is not None
+    else:
+        first, last = _lenient_range(value)
+        valid = not (profile.pdf_pages_syntax == "lenient-no-lists" and "," in value)
+    if not valid or first < 1 or last < first:
         raise errors.InvalidPagesError(profile.text("pdf_pages_invalid", pages=value))
     return PageRange(first, last)
+
+
+def _lenient_range(value: str) -> tuple[int, int]:
+    """PDF-PAGES-1 as the releases read ``pages``: the text before the first ``-`` and the
+    text after it each read as its leading integer (spaces before it skipped, the rest
+    ignored: ``1 - 2`` is 1-2, ``1,3`` is 1); 0 for a part with none, which is refused."""
+    head, dash, tail = value.partition("-")
+
+    def leading(part: str) -> int:
+        match = _LEADING_INT.match(part)
+        return int(match.group(1)) if match else 0
+
+    first = leading(head)
+    return first, leading(tail) if dash else first
 
 
 def check_range_length(value: str, pages: PageRange, profile: Profile = DOCUMENTED) -> None:
@@ -82,38 +106,39 @@ def check_range_length(value: str, pages: PageRange, profile: Profile = DOCUMENT
 
 
 def _open(data: bytes, profile: Profile = DOCUMENTED) -> tuple[PdfReader, int]:
-    """PDF-OPEN-1: the parsed document and its page count; an encrypted one is refused
-    unless ``profile``'s release opens it with the empty user password."""
+    """PDF-OPEN-1: the parsed document and its page count; the refusal of a file that does
+    not parse worded as the profile's release words it."""
     from pypdf import PdfReader  # noqa: PLC0415  (deferred, see above)
     from pypdf.errors import DependencyError  # noqa: PLC0415
 
+    invalid = profile.text("pdf_invalid")
     try:
         reader = PdfReader(io.BytesIO(data))
     except DependencyError as exc:  # only encryption needs a dependency to open
         raise errors.PdfPasswordProtectedError(PASSWORD_PROTECTED) from exc
     except Exception as exc:  # whatever pypdf cannot parse
-        raise errors.InvalidPdfError(INVALID_PDF) from exc
-    if reader.is_encrypted and not _opens_without_password(reader, profile):
+        raise errors.InvalidPdfError(invalid) from exc
+    if reader.is_encrypted and not _opens_unlocked(reader, profile):
+        # even with an empty user password, unless the profile's release reads that
         raise errors.PdfPasswordProtectedError(PASSWORD_PROTECTED)
     try:
         return reader, len(reader.pages)
     except Exception as exc:
-        raise errors.InvalidPdfError(INVALID_PDF) from exc
+        raise errors.InvalidPdfError(invalid) from exc
 
 
-def _opens_without_password(reader: PdfReader, profile: Profile) -> bool:
-    """PDF-OPEN-1: documented, an encrypted PDF is refused even with an empty user password
-    (the API refuses it); where the profile's release renders the pages itself, one the
-    empty password opens is read."""
-    if not profile.pdf_empty_password_opens:
+def _opens_unlocked(reader: PdfReader, profile: Profile) -> bool:
+    """PDF-OPEN-1 under a profile whose release reads it: the document decrypts with the
+    empty user password."""
+    if not profile.pdf_empty_password_read:
         return False
     try:
         return bool(reader.decrypt(""))
-    except Exception:  # an encryption pypdf cannot undo: refused as protected
+    except Exception:  # an encryption pypdf cannot undo is refused as any other
         return False
 
 
-def _subset(reader: PdfReader, pages: PageRange) -> bytes:
+def _subset(reader: PdfReader, pages: PageRange, profile: Profile = DOCUMENTED) -> bytes:
     """PDF-SEND-1: a new PDF holding exactly the selected pages, in order."""
     from pypdf import PdfWriter  # noqa: PLC0415  (deferred, see above _open)
 
@@ -124,7 +149,7 @@ def _subset(reader: PdfReader, pages: PageRange) -> bytes:
             writer.add_page(reader.pages[index])
         writer.write(buffer)
     except Exception as exc:  # a page pypdf parsed but cannot copy
-        raise errors.InvalidPdfError(INVALID_PDF) from exc
+        raise errors.InvalidPdfError(profile.text("pdf_invalid")) from exc
     return buffer.getvalue()
 
 
@@ -150,7 +175,7 @@ def read(
         data = fileio.read_bytes(path)
     if pages is None:
         try:
-            count: int | None = _open(data, profile)[1]
+            count: int | None = _open(data)[1]
         except (errors.InvalidPdfError, errors.PdfPasswordProtectedError):
             count = None  # PDF-OPEN-1: a whole read sends it as it is, as 2.1.88 does
         if count is not None and count > MAX_PAGES_WITHOUT_RANGE:  # PDF-REQUIRE-1
@@ -167,10 +192,20 @@ def read(
         reader, count = _open(data, profile)
         wanted = parse_pages(pages, profile)
         if wanted.first > count:  # PDF-RANGE-1
+            one = wanted.first == wanted.last
             raise errors.PdfPageOutOfRangeError(
-                f"Page {wanted.first} is out of range: the PDF has {count} pages."
+                profile.text(
+                    "pdf_page_out_of_range",
+                    first=wanted.first,
+                    count=count,
+                    requested=f"{wanted.first}" if one else f"{wanted.first}-{wanted.last}",
+                    s="" if one else "s",
+                    example=min(count, MAX_PAGES_PER_CALL),
+                    limit=MAX_PAGES_PER_CALL,
+                )
             )
-        sent = _subset(reader, PageRange(wanted.first, min(wanted.last, count)))  # cut at the end
+        wanted = PageRange(wanted.first, min(wanted.last, count))  # cut at the end
+        sent = _subset(reader, wanted, profile)
         _check_size(len(sent), profile)
     file: dict[str, Any] = {
         "filePath": path,

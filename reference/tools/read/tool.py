@@ -161,11 +161,12 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
         raise errors.NotARegularFileError(
             f"Cannot read {path}: it is {what}. Read only reads files."
         )
-    if inp.pages is not None:  # READ-VALIDATE-1 code 7
+    given = read_pdf.pages_given(inp.pages, ctx.session.profile)
+    if given is not None:  # READ-VALIDATE-1 code 7
         # PDF-PAGES-1 and PDF-PAGES-2 hold whatever the file's kind; on a file
         # that is not a PDF a well-formed pages is then ignored.
-        pages = read_pdf.parse_pages(inp.pages, ctx.session.profile)
-        read_pdf.check_range_length(inp.pages, pages, ctx.session.profile)
+        pages = read_pdf.parse_pages(given, ctx.session.profile)
+        read_pdf.check_range_length(given, pages, ctx.session.profile)
 
 
 def format_lines(lines: list[str], start: int) -> str:
@@ -265,7 +266,8 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
         whole = data if data is not None else fileio.read_bytes(path)
         return read_image.read(path, whole, image, ctx.session.max_read_tokens)
     if kind is Kind.PDF:
-        return read_pdf.read(path, st.size, data, inp.pages, ctx.session.profile)
+        given = read_pdf.pages_given(inp.pages, ctx.session.profile)
+        return read_pdf.read(path, st.size, data, given, ctx.session.profile)
     if kind is Kind.NOTEBOOK:
         return read_notebook.read(ctx, path, st, data, (offset, limit))
     unbounded = inp.limit is None  # READ-SIZE-2: only a limit lifts the size gate
