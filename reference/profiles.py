@@ -184,6 +184,9 @@ class Profile:
     hook_input_unknown_keys: Literal["refused", "dropped"] = "refused"
     """HOOK-UPDATE-1: a key of a hook's ``updatedInput`` the tool's schema does not know is
     refused by the schema check, as a model's would be, or dropped before it."""
+    read_limit_zero: bool = False
+    """READ-RANGE-2: Read takes ``limit: 0`` as no limit (the view without ``limit``) rather
+    than refusing it."""
     hook_input_expanded: bool = False
     """HOOK-UPDATE-1: ``call()`` receives a hook's replacement input in its observable form
     (paths expanded, DISP-BACKFILL-1) rather than as the hook gave it, so a result naming
@@ -257,6 +260,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "empty_view_notice": "READ-OFFSET-1",
         "hook_input_unknown_keys": "HOOK-UPDATE-1",
         "hook_input_expanded": "HOOK-UPDATE-1",
+        "read_limit_zero": "READ-RANGE-2",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -436,6 +440,8 @@ _PROFILES: Final = (
         empty_view_notice="past-end",
         hook_input_unknown_keys="dropped",
         hook_input_expanded=True,
+        read_default_limit=False,
+        read_limit_zero=True,
         texts={
             # validation, schema error, read, registry, MCP and hook-input texts
             **RELEASE_VALIDATION_TEXTS,
@@ -508,7 +514,6 @@ _PROFILES: Final = (
                 "PERM-SAFETY-1",
                 "READ-BINARY-1",
                 "READ-KIND-1",
-                "READ-RANGE-2",
                 "READ-SIZE-1",
                 "READ-SIZE-2",
                 "REG-MCP-1",

@@ -960,3 +960,23 @@ def _latest_nul_command(engine: MutantEngine) -> None:
 )
 def _latest_deferred_hint(engine: MutantEngine) -> None:
     _drop_texts(engine, "deferred_schema_hint")
+
+
+@session_fault(
+    "latest-plays-documented-limit-zero",
+    "Under claude-code-latest, Read refuses limit 0 (documented READ-RANGE-2)",
+    breaks=("READ-RANGE-2",),
+    profile="claude-code-latest",
+)
+def _latest_limit_zero(engine: MutantEngine) -> None:
+    _play(engine, read_limit_zero=False)
+
+
+@session_fault(
+    "latest-plays-documented-default-limit",
+    "Under claude-code-latest, Read without limit stops at 2000 lines (documented READ-RANGE-2)",
+    breaks=("READ-RANGE-2",),
+    profile="claude-code-latest",
+)
+def _latest_default_limit(engine: MutantEngine) -> None:
+    _play(engine, read_default_limit=True)

@@ -64,12 +64,24 @@ def _offset_floor(value: int | None, info: ValidationInfo) -> int | None:
     return value
 
 
+def _limit_floor(value: int | None, info: ValidationInfo) -> int | None:
+    """READ-RANGE-2: ``limit`` is at least 1, or at least 0 where the session's profile takes
+    ``limit: 0`` as no limit (the exported schema still says 1); a breach is the ``>=``
+    constraint of the floor that applies (DISP-SCHEMA-2)."""
+    floor = 0 if profile_of(info).read_limit_zero else 1
+    if value is not None and value < floor:
+        raise PydanticKnownError("greater_than_equal", {"ge": floor})
+    return value
+
+
 class ReadInput(StrictInput):
     file_path: str = Field(description="The absolute path to the file to read")
     offset: Annotated[LenientJsonInt | None, AfterValidator(_offset_floor)] = Field(
         default=None, json_schema_extra={"minimum": 1}, description="1-based line to start at"
     )
-    limit: LenientJsonInt | None = Field(default=None, ge=1, description="Number of lines to read")
+    limit: Annotated[LenientJsonInt | None, AfterValidator(_limit_floor)] = Field(
+        default=None, json_schema_extra={"minimum": 1}, description="Number of lines to read"
+    )
     pages: str | None = Field(default=None, description="PDF page range, e.g. '1-5'")
 
 
