@@ -108,6 +108,10 @@ class InvalidPagesError(Refusal):
     pass
 
 
+class BinaryFileNameError(Refusal):
+    """READ-BINARY-1 under a profile whose release tells binary files by their name."""
+
+
 class FileNotReadError(Refusal):
     pass
 
@@ -223,6 +227,14 @@ class CallAbortedError(ToolCallError):
 
 class FileVanishedError(ToolCallError):
     """The file stopped being a regular file between validateInput and call()."""
+
+
+class SymlinkWriteError(ToolCallError):
+    """WRITE-ATOMIC-1 under a profile whose release does not write through a symbolic link."""
+
+
+class UndecodableFileWriteError(ToolCallError):
+    """WRITE-CONTENT-1 under a profile whose release does not replace a file it cannot decode."""
 
 
 class OpenedFileDeniedError(ToolCallError):

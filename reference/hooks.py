@@ -23,6 +23,7 @@ import re
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
@@ -137,6 +138,9 @@ class HookRun:
     timed_out: bool
     stdout: str = ""
     stderr: str = ""
+    ended: float = 0.0
+    """When the run ended (``time.monotonic``), for a profile whose release lets the last
+    hook to end decide (HOOK-UPDATE-1)."""
 
     @property
     def blocking(self) -> bool:
@@ -257,6 +261,7 @@ def run_handler(handler: Handler, *, stdin: bytes, cwd: str, env: Mapping[str, s
         timed_out=timed_out,
         stdout=_decode(out if isinstance(out, bytes) else None),
         stderr=_decode(err if isinstance(err, bytes) else None),
+        ended=time.monotonic(),
     )
 
 
@@ -414,9 +419,16 @@ Render = Callable[..., str]
 
 
 def _pre_decision(
-    run: HookRun, data: Mapping[str, Any] | None, specific: Mapping[str, Any]
+    run: HookRun,
+    data: Mapping[str, Any] | None,
+    specific: Mapping[str, Any],
+    *,
+    block_wins: bool = False,
 ) -> tuple[Decision | None, str | None]:
-    """HOOK-DECISION-1: one PreToolUse handler's decision and, for a deny, its reason."""
+    """HOOK-DECISION-1: one PreToolUse handler's decision and, for a deny, its reason.
+
+    With ``block_wins`` (the session's profile), the deprecated ``decision: block``
+    denies whatever ``permissionDecision`` says."""
     if run.blocking:  # HOOK-EXIT-1: exit 2 denies, stderr is the reason (HOOK-BLOCK-1)
         return "deny", _text(run.stderr.strip())
     if data is None:
@@ -424,6 +436,8 @@ def _pre_decision(
     if _stop(data)[0]:  # HOOK-CONTINUE-1: blocks whatever the hook decided
         return "deny", STOPPED_REASON
     decision = specific.get("permissionDecision")
+    if block_wins and data.get("decision") == "block":  # HOOK-DECISION-1, the profile's
+        return "deny", _text(data.get("reason"))
     if isinstance(decision, str) and decision in _PRE_DECISIONS:
         reason = _text(specific.get("permissionDecisionReason")) or _text(data.get("reason"))
         return _PRE_DECISIONS[decision], reason
@@ -450,12 +464,15 @@ def interpret_pre_tool_use(
     updates: str = "with-allow-or-ask",
     tool: str = "",
     text: Render = DOCUMENTED.text,
+    block_wins: bool = False,
 ) -> PreToolUseResult:
     """Combine the runs of one call's PreToolUse handlers, given in configuration order.
 
     ``updates`` is the session profile's HOOK-UPDATE-1: which hooks' ``updatedInput``
-    counts (those that allow or ask, none, or every hook's); ``text`` renders the
-    block's text for ``tool`` (HOOK-BLOCK-1) as the profile does.
+    counts (those that allow or ask, every hook's, or only the hook that ended last,
+    whatever it decided); ``text`` renders the block's text for ``tool`` (HOOK-BLOCK-1)
+    as the profile does; ``block_wins`` is its HOOK-DECISION-1 (a deprecated ``block``
+    denies whatever ``permissionDecision`` says).
     """
     combined: Decision | None = None
     reasons: list[str] = []
@@ -465,7 +482,7 @@ def interpret_pre_tool_use(
     for run in runs:
         data = run.output_json()
         specific = _specific(data, PRE_TOOL_USE)
-        decision, reason = _pre_decision(run, data, specific)
+        decision, reason = _pre_decision(run, data, specific, block_wins=block_wins)
         if decision is not None and (combined is None or _RANK[decision] > _RANK[combined]):
             combined = decision  # HOOK-DECISION-1: deny over ask over allow
         if decision == "deny":
@@ -484,6 +501,10 @@ def interpret_pre_tool_use(
         extra = _text(specific.get("additionalContext"))
         if extra is not None:
             texts.append(HookText("additional context", extra))
+    if updates == "last-ended" and runs:  # HOOK-UPDATE-1 under the session's profile
+        last = _specific(max(runs, key=lambda run: run.ended).output_json(), PRE_TOOL_USE)
+        replacement = last.get("updatedInput")
+        update = replacement if isinstance(replacement, dict) else None
     blocked = combined == "deny"
     block_reason = None
     if blocked:  # HOOK-BLOCK-1
@@ -549,7 +570,11 @@ def run_pre_tool_use(
     runs = run_event(ctx, event=PRE_TOOL_USE, tool_name=tool_name, tool_input=dict(tool_input))
     profile = ctx.session.profile
     return interpret_pre_tool_use(
-        runs, updates=profile.hook_updated_input, tool=tool_name, text=profile.text
+        runs,
+        updates=profile.hook_updated_input,
+        tool=tool_name,
+        text=profile.text,
+        block_wins=profile.hook_block_wins,
     )
 
 

@@ -39,8 +39,12 @@ DEFAULT_MAX_CONCURRENCY: Final = 10
 CONCURRENCY_ENV: Final = "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY"
 
 
-def max_concurrency(session: Session) -> int:
-    """SCHED-LIMIT-1: the env knob when it is a positive integer, else 10."""
+def max_concurrency(session: Session) -> int | None:
+    """SCHED-LIMIT-1: the env knob when it is a positive integer, else 10; None where the
+    session's profile sets no limit (every safe call of a batch at once: the calls of one
+    message are its only bound)."""
+    if not session.profile.concurrency_limited:
+        return None
     return positive_int(session.env.get(CONCURRENCY_ENV)) or DEFAULT_MAX_CONCURRENCY
 
 
@@ -227,9 +231,8 @@ class Scheduler:
         # block by block, is the streaming executor's (SCHED-STREAM-1).
         if not state.running:
             return True
-        return (
-            safe and all(r.safe for r in state.running.values()) and len(state.running) < self.limit
-        )
+        below = self.limit is None or len(state.running) < self.limit
+        return safe and all(r.safe for r in state.running.values()) and below
 
     @staticmethod
     def _cancelled(state: _State, batch: int) -> str | None:

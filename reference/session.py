@@ -19,6 +19,7 @@ from reference.session_dirs import OwnedDir, make_owned_dir
 from reference.settings import (
     MODE_SOURCES,
     PERMISSION_MODES,
+    PROJECT_SOURCES,
     PermissionMode,
     Settings,
     positive_int,
@@ -135,11 +136,17 @@ class Session:
 
         Sources are tried in MODE_SOURCES order (the command line before the
         settings files); a value that is not one of the
-        modes of PERM-MODE-1 is ignored and the next source is tried.
+        modes of PERM-MODE-1 is ignored and the next source is tried. PERM-MODE-4: so is
+        ``bypassPermissions`` from the project's settings files where the session's profile
+        takes it from other sources only.
         """
-        for _source, value in self.settings.permission_values("defaultMode", MODE_SOURCES):
-            if isinstance(value, str) and value in PERMISSION_MODES:
-                return cast(PermissionMode, value)
+        for source, value in self.settings.permission_values("defaultMode", MODE_SOURCES):
+            if not isinstance(value, str) or value not in PERMISSION_MODES:
+                continue
+            ignored = value == "bypassPermissions" and source in PROJECT_SOURCES
+            if ignored and not self.profile.project_bypass:
+                continue  # PERM-MODE-4 under a profile whose release ignores it there
+            return cast(PermissionMode, value)
         return "default"
 
     def notify(self, path: str, change: Change) -> None:

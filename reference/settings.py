@@ -36,6 +36,9 @@ MODE_SOURCES: Final = (
     "session",
 )
 """PERM-SOURCE-1: the order in which ``permissions.defaultMode`` is looked for."""
+PROJECT_SOURCES: Final = frozenset({"projectSettings", "localSettings"})
+"""The settings files of the project itself (``.claude/settings.json`` and
+``.claude/settings.local.json``), as opposed to the user's and the command line's."""
 
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto"]
 PERMISSION_MODES: Final[frozenset[str]] = frozenset(get_args(PermissionMode))  # PERM-MODE-1

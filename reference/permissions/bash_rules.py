@@ -40,6 +40,9 @@ FIND_FORBIDDEN: Final = frozenset(
 )
 GIT_READ_ONLY: Final = frozenset({"status", "log", "diff", "show"})
 DEV_NULL: Final = "/dev/null"
+# PERM-BASH-1 where a profile's allow specifiers do not cover file commands: the
+# filesystem commands the documentation names for acceptEdits.
+FILE_COMMANDS: Final = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp"})
 
 # Longest first: the regex alternation takes the first operator that matches.
 _REDIRECT = re.compile(r"(\d*)(&>>|&>|>>|>\||>&|<<<|<<-|<<|<>|<&|>|<)")
@@ -303,21 +306,54 @@ def deny_rule_matches(specifier: str, command: str) -> bool:
     return False
 
 
-def allow_rule_matches(specifier: str, part: str) -> bool:
+def edits_files(part: str) -> bool:
+    """PERM-BASH-1's file commands: the part's first word (a leading assignment is that
+    word) is one of FILE_COMMANDS, or ``sed`` in place (``-i``, ``-iSUFFIX``,
+    ``--in-place``), or the part redirects output to a file."""
+    words = [t.value for t in tokens(part) if isinstance(t, Word)]
+    if words and words[0] in FILE_COMMANDS:
+        return True
+    if (
+        words
+        and words[0] == "sed"
+        and any(
+            w.startswith("--in-place") or (w.startswith("-i") and not w.startswith("--"))
+            for w in words[1:]
+        )
+    ):
+        return True
+    return writes_file(part)
+
+
+def allow_rule_matches(
+    specifier: str, part: str, *, covers_file_commands: bool = True, literal_only: bool = False
+) -> bool:
     """PERM-BASH-3 over PERM-BASH-1: an allow specifier covers one part (assignments kept).
 
     Never a part with a command or process substitution; a part that writes a
-    file by redirection only when the specifier is exactly that part.
+    file by redirection only when the specifier is exactly that part. Without
+    ``covers_file_commands`` (a profile's PERM-BASH-1), never a part that
+    :func:`edits_files`. With ``literal_only`` (the session's profile), never a part
+    that writes a file by redirection, nor one whose text holds ``$(`` anywhere,
+    quoted or not.
     """
-    if has_substitution(part):
+    if has_substitution(part) or (literal_only and "$(" in part):
         return False  # PERM-BASH-3
+    if not covers_file_commands and edits_files(part):
+        return False  # PERM-BASH-1 under the session's profile
     if writes_file(part):
-        return specifier.strip() == part.strip()  # PERM-BASH-3
+        return not literal_only and specifier.strip() == part.strip()  # PERM-BASH-3
     return specifier_matches(specifier, part)
 
 
 def first_allowing(
-    command: str, specifiers: Sequence[str], *, read_only_part: Callable[[str], bool]
+    command: str,
+    specifiers: Sequence[str],
+    *,
+    read_only_part: Callable[[str], bool],
+    covers_file_commands: bool = True,
+    unsplittable_whole: bool = True,
+    literal_only: bool = False,
 ) -> int | None:
     """PERM-BASH-2: the index of the first specifier that allows ``command``, or None.
 
@@ -325,9 +361,13 @@ def first_allowing(
     is read-only (``read_only_part``) and at least one specifier covers a part;
     the index returned is the lowest of the specifiers that cover a part (the
     rule reported). A command that cannot be split is matched whole, as
-    Claude Code 2.1.88 does; one with no part is never allowed by a rule.
+    Claude Code 2.1.88 does, or, without ``unsplittable_whole`` (the session's
+    profile), never allowed by a rule; one with no part is never allowed by a rule.
+    ``literal_only`` is :func:`allow_rule_matches`'s.
     """
     parts = split_command(command)
+    if parts is None and not unsplittable_whole:
+        return None  # PERM-BASH-2 under a profile whose release asks for it
     if parts is None:  # unbalanced quotes: the whole command, as one part
         parts = (command,)
     if not parts:
@@ -335,7 +375,17 @@ def first_allowing(
     best: int | None = None
     for part in parts:
         index = next(
-            (k for k, spec in enumerate(specifiers) if allow_rule_matches(spec, part)), None
+            (
+                k
+                for k, spec in enumerate(specifiers)
+                if allow_rule_matches(
+                    spec,
+                    part,
+                    covers_file_commands=covers_file_commands,
+                    literal_only=literal_only,
+                )
+            ),
+            None,
         )
         if index is None:
             if read_only_part(part):
@@ -345,7 +395,7 @@ def first_allowing(
     return best
 
 
-def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
+def is_read_only_part(part: str, guard: ReadGuard | None = None, *, wider: bool = False) -> bool:
     """BASH-READONLY-1 for one part; with ``guard``, BASH-PERM-1's and BASH-PERM-2's stricter test.
 
     The part has no substitution, no input redirection, no output redirection
@@ -353,7 +403,9 @@ def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
     read-only program forms. With ``guard``, a part one of whose arguments
     not starting with ``-`` is a denied path is not read-only, and while a
     ``Read`` deny rule is in force neither is a part that BASH-PERM-2
-    (``bash_reach.part_allowed``) refuses.
+    (``bash_reach.part_allowed``) refuses. With ``wider`` (the session's profile), an
+    input redirection from a file does not disqualify the part, and the programs of
+    :func:`_wider_read_only_program` count too.
     """
     if has_substitution(part):
         return False
@@ -363,7 +415,7 @@ def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
     if not words or _is_assignment(words[0]):
         return False  # BASH-READONLY-1: no leading NAME=value assignment
     for redirect in redirects:
-        if redirect.op == "<":
+        if redirect.op == "<" and not wider:
             return False  # BASH-READONLY-1: 2.1.88 asks for `wc -l < a.txt`
         if redirect.is_output and not (
             redirect.target == DEV_NULL
@@ -371,7 +423,9 @@ def is_read_only_part(part: str, guard: ReadGuard | None = None) -> bool:
         ):
             return False
     program, args = words[0].value, [w.value for w in words[1:]]
-    if not _read_only_program(program, args):
+    if not (
+        _read_only_program(program, args) or (wider and _wider_read_only_program(program, args))
+    ):
         return False
     if guard is not None:  # BASH-PERM-1
         if any(guard.denied(path) for path in _literal_paths(args, redirects)):
@@ -420,6 +474,15 @@ def _read_only_program(program: str, args: list[str]) -> bool:
             and not any(arg.startswith(("--output", "--ext-diff")) for arg in args[1:])
         )
     return False
+
+
+def _wider_read_only_program(program: str, args: list[str]) -> bool:
+    """BASH-READONLY-1 where the session's profile's release runs more without a prompt:
+    ``printf`` and ``tr``, and ``uniq`` with options only (a second operand would be its
+    output file)."""
+    if program in ("printf", "tr"):
+        return True
+    return program == "uniq" and all(arg.startswith("-") for arg in args)
 
 
 def cd_target(part: str) -> str | None:

@@ -62,8 +62,10 @@ def check_bash_permissions(inp: Any, ctx: ToolUseContext) -> PermissionCheck:
     if parts and guard.active and len(parts) > 1 and any(bash_rules.moves(p) for p in parts):
         return PASSTHROUGH  # BASH-PERM-2: later parts' relative paths are not known
 
+    wider = ctx.session.profile.bash_wider_read_only  # BASH-READONLY-1, the profile's
+
     def allowed(part: str) -> bool:
-        if bash_rules.is_read_only_part(part, guard):
+        if bash_rules.is_read_only_part(part, guard, wider=wider):
             return True
         target = bash_rules.cd_target(part)  # BASH-PERM-1: cd inside the working directories
         return target is not None and is_inside_working_directories(ctx.expand(target), ctx.session)

@@ -49,6 +49,13 @@ USER_REJECT_MESSAGE: Final = (
     "you are doing and wait for the user to tell you how to proceed."
 )
 
+PLAN_BASH_DENIAL: Final = (  # PERM-MODE-3 under claude-code-latest, as 2.1.332 wrote it
+    "Auto mode is unavailable: its safety check does not run for this session, so {tool} "
+    "was not run. Other actions that need the check will be denied too, and retrying won't "
+    "help. Finish what you can without them, then tell the user what is blocked and that "
+    "they can switch to another permission mode."
+)
+
 # PERM-SAFETY-1: protected directories (any component) and file names.
 PROTECTED_DIRECTORIES: Final = frozenset({".git", ".claude", ".vscode", ".idea"})
 PROTECTED_FILES: Final = frozenset(
@@ -267,7 +274,16 @@ class _RuleCall:
             index = bash_rules.first_allowing(
                 self.command,
                 [r.specifier or "" for r in command_rules],
-                read_only_part=lambda part: not moved and bash_rules.is_read_only_part(part, guard),
+                read_only_part=lambda part: (
+                    not moved
+                    and bash_rules.is_read_only_part(
+                        part, guard, wider=self.session.profile.bash_wider_read_only
+                    )
+                ),
+                unsplittable_whole=self.session.profile.allow_unsplittable_whole,
+                literal_only=not self.session.profile.allow_redirects_and_quoted,
+                # PERM-BASH-1 under the session's profile
+                covers_file_commands=self.session.profile.bash_rules_cover_file_commands,
             )
             by_command = None if index is None else command_rules[index]
         candidates = [r for r in (bare, by_command) if r is not None]
@@ -391,6 +407,9 @@ def decide(
     if isinstance(asked, PermissionDecision):
         return asked
     session = ctx.session
+    plan_denies = session.permission_mode == "plan" and not session.profile.plan_as_default
+    if plan_denies and tool.name == BASH_TOOL_NAME and asked == "default":  # PERM-MODE-3
+        return _deny("mode", PLAN_BASH_DENIAL.format(tool=tool.name))
     if session.permission_mode == "dontAsk":  # PERM-MODE-5: no prompt, no event
         return _deny("mode", session.profile.text("dont_ask", tool=tool.name))  # PERM-MESSAGE-1
     answer = session.prompt  # PERM-PROMPT-1
@@ -432,6 +451,7 @@ def _decide_or_ask(
         return _allow("rule", rule)
     if check.behavior == "allow":  # PERM-ORDER-1 step 8
         return _allow("tool")
-    if hook_decision == "allow":  # PERM-ORDER-1 step 9, HOOK-ALLOW-1
-        return _allow("hook")
+    plan_asks = call.session.permission_mode == "plan" and not call.session.profile.plan_as_default
+    if hook_decision == "allow" and not plan_asks:  # PERM-ORDER-1 step 9, HOOK-ALLOW-1
+        return _allow("hook")  # (PERM-MODE-3: a profile's plan mode does not take it)
     return "default"  # PERM-ORDER-1 step 10

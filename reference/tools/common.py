@@ -5,6 +5,7 @@ Their deny-rule check is :func:`reference.permissions.session_rules.matching_den
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Annotated, Final
 
@@ -41,8 +42,36 @@ def _integral_or_digits(value: object, info: ValidationInfo) -> object:
     return _integral(value)
 
 
+SYMLINK_REFUSAL: Final = (  # WRITE-ATOMIC-1 under claude-code-latest, as 2.1.332 wrote it
+    "Refusing to write {path}: it is a symbolic link. Write to the link's target path "
+    "instead: {target}."
+)
+
+
+def refuse_symlink(ctx: ToolUseContext, path: str) -> None:
+    """WRITE-ATOMIC-1 where the session's profile does not write through a symbolic link:
+    Write, Edit and NotebookEdit of a link are refused in call(), before anything is
+    written or backed up, naming the link's resolved target."""
+    if ctx.session.profile.write_through_symlinks or not os.path.islink(path):
+        return
+    target = os.path.realpath(path)
+    raise errors.SymlinkWriteError(SYMLINK_REFUSAL.format(path=path, target=target))
+
+
+def _integral_or_search_digits(value: object, info: ValidationInfo) -> object:
+    """As :func:`_integral`; and where the session's profile takes ToolSearch's number given
+    as a string, ``"2"`` is 2 (REG-SEARCH-1)."""
+    lenient = profile_of(info).search_numeric_strings
+    if isinstance(value, str) and lenient and _DIGITS.fullmatch(value):
+        return int(value)
+    return _integral(value)
+
+
 JsonInt = Annotated[int, BeforeValidator(_integral)]
 LenientJsonInt = Annotated[int, BeforeValidator(_integral_or_digits)]
+SearchJsonInt = Annotated[int, BeforeValidator(_integral_or_search_digits)]
+"""ToolSearch's ``max_results``: as :data:`JsonInt`, and a string of digits where the
+session's profile takes one (REG-SEARCH-1); the schema stays integer."""
 """An integer input a profile's release also takes as a string of digits (DISP-SCHEMA-1,
 measured on Read's ``offset`` and ``limit``); the schema stays integer."""
 

@@ -24,6 +24,7 @@ from reference.tools.common import (
     current_text,
     named_path,
     record_own_write,
+    refuse_symlink,
     stale_at_validate,
     stale_in_call,
 )
@@ -101,6 +102,7 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
 def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
     """EDIT-SEQ-1: mkdir, backup, then the critical section: re-read, re-check, write."""
     path = ctx.expand(inp.file_path)
+    refuse_symlink(ctx, path)  # WRITE-ATOMIC-1, under a profile that refuses links
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if fileio.stat(path).kind is fileio.FileKind.REGULAR:
         history.backup(ctx.session.session_dir, fileio.read_bytes(path))  # HIST-1

@@ -9,13 +9,14 @@ in the pool only when the pool holds a deferred tool (REG-GATE-1).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from pydantic import Field
+from pydantic import Field, ModelWrapValidatorHandler, ValidationInfo, model_validator
 
 from reference.export import api_tool, is_deferred
-from reference.profiles import Profile
+from reference.profiles import Profile, profile_of
 from reference.tool import (
     PermissionCheck,
     ResultContent,
@@ -24,7 +25,7 @@ from reference.tool import (
     ToolUseContext,
     build_tool,
 )
-from reference.tools.common import JsonInt, StrictInput
+from reference.tools.common import SearchJsonInt, StrictInput
 
 NAME: Final = "ToolSearch"
 SELECT_PREFIX: Final = "select:"
@@ -42,9 +43,25 @@ class ToolSearchInput(StrictInput):
     query: str = Field(
         description='"select:Name1,Name2" for exact names, or keywords to search for'
     )
-    max_results: JsonInt = Field(
+    max_results: SearchJsonInt = Field(
         default=DEFAULT_MAX_RESULTS, ge=1, description="Most keyword matches to return"
     )
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _any_number(
+        cls, data: Any, handler: ModelWrapValidatorHandler[ToolSearchInput], info: ValidationInfo
+    ) -> ToolSearchInput:
+        """REG-SEARCH-1 where the session's profile takes any number as ``max_results``:
+        checked as 1, then kept as the number truncated to an integer (0 returns nothing, a
+        negative one drops that many from the end); the exported schema is unchanged."""
+        given = data.get("max_results") if isinstance(data, Mapping) else None
+        if isinstance(given, bool) or not isinstance(given, int | float):
+            return handler(data)
+        if math.isfinite(given) and profile_of(info).search_numeric_strings:
+            checked = handler({**data, "max_results": 1})
+            return checked.model_copy(update={"max_results": math.trunc(given)})
+        return handler(data)
 
 
 def search(tools: Sequence[Tool], query: str, max_results: int) -> list[Tool]:

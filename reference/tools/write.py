@@ -23,6 +23,7 @@ from reference.tools.common import (
     check_path_syntax,
     named_path,
     record_own_write,
+    refuse_symlink,
     stale_at_validate,
     stale_in_call,
 )
@@ -87,9 +88,30 @@ def _shown_as_text(path: str) -> bool:
     return read.detect_kind(path, head)[0] is read.Kind.TEXT
 
 
+UNDECODABLE_REFUSAL: Final = (  # WRITE-CONTENT-1 under claude-code-latest, as 2.1.332 wrote it
+    "File is not valid UTF-8: it uses a legacy encoding such as Windows-1252, Shift-JIS or "
+    "GBK, or it is binary. These tools write UTF-8 (or UTF-16LE behind its byte-order mark) "
+    "and never convert a file's encoding on their own, so nothing was written. If the file "
+    "is text, make the change with a shell command that reads and writes it in its own "
+    "encoding (iconv, or PowerShell Get-Content/Set-Content -Encoding), or ask the user "
+    "whether to convert it to UTF-8 first. To replace the whole file with new UTF-8 text "
+    "anyway, delete it first, then Write it."
+)
+
+
+def _refuse_undecodable(data: bytes, encoding: text.Encoding) -> None:
+    """WRITE-CONTENT-1 where the session's profile keeps a file it cannot decode: an
+    existing file whose bytes are not valid in its encoding (TEXT-ENC-1) is not replaced."""
+    try:
+        text.decode(data, encoding, strict=True)
+    except UnicodeDecodeError:
+        raise errors.UndecodableFileWriteError(UNDECODABLE_REFUSAL) from None
+
+
 def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
     """WRITE-SEQ-1: mkdir, backup, then the critical section: re-check and write."""
     path = ctx.expand(inp.file_path)
+    refuse_symlink(ctx, path)  # WRITE-ATOMIC-1, under a profile that refuses links
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if fileio.stat(path).kind is fileio.FileKind.REGULAR:
         history.backup(ctx.session.session_dir, fileio.read_bytes(path))  # HIST-1
@@ -102,6 +124,8 @@ def call(inp: WriteInput, ctx: ToolUseContext) -> ToolResult:
         if st.kind is fileio.FileKind.REGULAR:
             data = fileio.read_bytes(path)
             encoding = text.detect_encoding(data)
+            if not ctx.session.profile.write_over_undecodable:
+                _refuse_undecodable(data, encoding)  # WRITE-CONTENT-1, the profile's
             original = text.decode(data, encoding)
             record = ctx.session.read_state.get(path)
             stale = _read_missing(ctx, path, record) or (  # WRITE-READ-1

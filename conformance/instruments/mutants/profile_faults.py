@@ -14,6 +14,7 @@ import dataclasses
 from typing import Any
 
 from conformance.instruments.mutants.base import MutantEngine, session_fault
+from reference.profiles import BINARY_EXTENSIONS_2188
 
 
 def _play(engine: MutantEngine, **variant: Any) -> None:
@@ -273,7 +274,7 @@ def _documented_no_cascade(engine: MutantEngine) -> None:
 
 @session_fault(
     "2188-plays-documented-hook-update",
-    "Under claude-code-2.1.88, a hook's updatedInput replaces the input (documented)",
+    "Under claude-code-2.1.88, the first allowing hook's updatedInput counts (documented)",
     breaks=("HOOK-UPDATE-1",),
     profile="claude-code-2.1.88",
 )
@@ -293,11 +294,11 @@ def _latest_hook_update(engine: MutantEngine) -> None:
 
 @session_fault(
     "documented-plays-2188-hook-update",
-    "Under documented, a hook's updatedInput is ignored (2.1.88's HOOK-UPDATE-1)",
+    "Under documented, only the hook that ended last gives updatedInput (2.1.88's)",
     breaks=("HOOK-UPDATE-1",),
 )
 def _documented_hook_update(engine: MutantEngine) -> None:
-    _play(engine, hook_updated_input="ignored")
+    _play(engine, hook_updated_input="last-ended")
 
 
 @session_fault(
@@ -719,6 +720,284 @@ def _documented_empty_image(engine: MutantEngine) -> None:
     _play(engine, empty_image_is_text=False)
 
 
+# -- Bash allow rules and file commands (PERM-BASH-1) ----------------------------------
+
+
+@session_fault(
+    "2188-plays-documented-bash-file-commands",
+    "Under claude-code-2.1.88, a Bash(touch:*) rule allows touch (documented PERM-BASH-1)",
+    breaks=("PERM-BASH-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_bash_file_commands(engine: MutantEngine) -> None:
+    _play(engine, bash_rules_cover_file_commands=True)
+
+
+@session_fault(
+    "documented-plays-2188-bash-file-commands",
+    "Under documented, a Bash(mkdir:*) rule leaves mkdir asking (2.1.88's PERM-BASH-1)",
+    breaks=("PERM-BASH-1",),
+)
+def _documented_bash_file_commands(engine: MutantEngine) -> None:
+    _play(engine, bash_rules_cover_file_commands=False)
+
+
+# -- binary files told by name (READ-BINARY-1) -------------------------------------------
+
+
+@session_fault(
+    "2188-plays-documented-binary-by-bytes",
+    "Under claude-code-2.1.88, binary is told by the bytes (documented READ-BINARY-1)",
+    breaks=("READ-BINARY-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_binary_by_bytes(engine: MutantEngine) -> None:
+    _play(engine, binary_extensions=None)
+
+
+@session_fault(
+    "documented-plays-2188-binary-by-name",
+    "Under documented, binary is told by the name (2.1.88's READ-BINARY-1)",
+    breaks=("READ-BINARY-1",),
+)
+def _documented_binary_by_name(engine: MutantEngine) -> None:
+    _play(engine, binary_extensions=BINARY_EXTENSIONS_2188)
+
+
+@session_fault(
+    "latest-plays-2188-binary-names",
+    "Under claude-code-latest, the shorter list of 2.1.88 tells binary files (READ-BINARY-1)",
+    breaks=("READ-BINARY-1",),
+    profile="claude-code-latest",
+)
+def _latest_binary_names(engine: MutantEngine) -> None:
+    _play(engine, binary_extensions=BINARY_EXTENSIONS_2188)
+
+
+# -- notebooks, NotebookEdit and PDFs ---------------------------------------------------
+
+_NOTEBOOK_PDF_TEXTS = (
+    "nbedit_not_notebook",
+    "nbedit_not_json",
+    "nbedit_no_cells",
+    "nbedit_index_not_found",
+    "notebook_not_json",
+    "notebook_too_large",
+    "pdf_pages_invalid",
+    "pdf_pages_too_many",
+    "pdf_too_large",
+    "pdf_whole_read",
+    "pdf_pages_required",
+    "read_empty",
+)
+
+
+def _documented_notebook_pdf_texts(engine: MutantEngine) -> None:
+    """The session's profile with the documented notebook and PDF texts."""
+    texts = engine.live_session.profile.texts
+    _play(engine, texts={k: v for k, v in texts.items() if k not in _NOTEBOOK_PDF_TEXTS})
+
+
+@session_fault(
+    "2188-plays-documented-notebook-pdf-texts",
+    "Under claude-code-2.1.88, NotebookEdit's and PDF Read's refusals and notes are documented",
+    breaks=(
+        "NBEDIT-VALIDATE-1",
+        "NB-RENDER-1",
+        "PDF-PAGES-1",
+        "PDF-PAGES-2",
+        "PDF-REQUIRE-1",
+        "PDF-SIZE-1",
+        "PDF-SEND-1",
+    ),
+    profile="claude-code-2.1.88",
+)
+def _2188_notebook_pdf_texts(engine: MutantEngine) -> None:
+    _documented_notebook_pdf_texts(engine)
+
+
+@session_fault(
+    "latest-plays-documented-notebook-pdf-texts",
+    "Under claude-code-latest, notebook and PDF refusals and notes are documented",
+    breaks=(
+        "NBEDIT-VALIDATE-1",
+        "NB-SIZE-1",
+        "NB-PARSE-1",
+        "PDF-PAGES-1",
+        "PDF-PAGES-2",
+        "PDF-REQUIRE-1",
+        "PDF-SIZE-1",
+        "PDF-SEND-1",
+    ),
+    profile="claude-code-latest",
+)
+def _latest_notebook_pdf_texts(engine: MutantEngine) -> None:
+    _documented_notebook_pdf_texts(engine)
+
+
+@session_fault(
+    "2188-plays-documented-nbedit-result",
+    "Under claude-code-2.1.88, NotebookEdit names a cell without an id cell-N, documented output",
+    breaks=("NBEDIT-RESULT-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_nbedit_result(engine: MutantEngine) -> None:
+    _play(engine, notebook_edit_output="documented", unnamed_cell=None)
+
+
+@session_fault(
+    "2188-plays-documented-nameless-cell",
+    "Under claude-code-2.1.88, a cell without an id is named cell-N (documented NBEDIT-RESULT-1)",
+    breaks=("NBEDIT-RESULT-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_nameless_cell(engine: MutantEngine) -> None:
+    _play(engine, unnamed_cell=None)
+
+
+@session_fault(
+    "documented-plays-2188-nameless-cell",
+    "Under documented, a cell without an id is named undefined (2.1.88's NBEDIT-RESULT-1)",
+    breaks=("NBEDIT-RESULT-1",),
+)
+def _documented_nameless_cell(engine: MutantEngine) -> None:
+    _play(engine, unnamed_cell="undefined")
+
+
+@session_fault(
+    "documented-plays-release-nbedit-output",
+    "Under documented, NotebookEdit's output is the releases' (language, files, call's type)",
+    breaks=("NBEDIT-RESULT-1",),
+)
+def _documented_nbedit_output(engine: MutantEngine) -> None:
+    _play(engine, notebook_edit_output="release")
+
+
+@session_fault(
+    "latest-plays-2188-nbedit-output",
+    "Under claude-code-latest, NotebookEdit's output has no old_source (2.1.88's)",
+    breaks=("NBEDIT-RESULT-1",),
+    profile="claude-code-latest",
+)
+def _latest_nbedit_output(engine: MutantEngine) -> None:
+    _play(engine, notebook_old_source=False)
+
+
+@session_fault(
+    "latest-plays-documented-cell-ids",
+    "Under claude-code-latest, a new cell's id is 11 letters and digits (documented)",
+    breaks=("NBEDIT-INSERT-1",),
+    profile="claude-code-latest",
+)
+def _latest_cell_ids(engine: MutantEngine) -> None:
+    _play(engine, new_cell_id_hex=False)
+
+
+@session_fault(
+    "2188-plays-documented-missing-notebook",
+    "Under claude-code-2.1.88, a missing notebook is refused as missing (documented order)",
+    breaks=("NBEDIT-VALIDATE-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_missing_notebook(engine: MutantEngine) -> None:
+    _play(engine, notebook_missing_unread=False)
+
+
+@session_fault(
+    "documented-plays-release-missing-notebook",
+    "Under documented, a missing notebook is refused as never read (the releases' order)",
+    breaks=("NBEDIT-VALIDATE-1",),
+)
+def _documented_missing_notebook(engine: MutantEngine) -> None:
+    _play(engine, notebook_missing_unread=True)
+
+
+@session_fault(
+    "2188-plays-documented-pdf-document",
+    "Under claude-code-2.1.88, a whole PDF read's document is in the tool_result (documented)",
+    breaks=("PDF-SEND-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_pdf_document(engine: MutantEngine) -> None:
+    _play(engine, pdf_document_in_result=True)
+
+
+@session_fault(
+    "documented-plays-2188-pdf-document",
+    "Under documented, a whole PDF read's document is beside the tool_result (2.1.88's)",
+    breaks=("PDF-SEND-1",),
+)
+def _documented_pdf_document(engine: MutantEngine) -> None:
+    _play(engine, pdf_document_in_result=False)
+
+
+@session_fault(
+    "2188-plays-documented-pdf-output",
+    "Under claude-code-2.1.88, a whole PDF read's output counts its pages (documented)",
+    breaks=("PDF-SEND-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_pdf_output(engine: MutantEngine) -> None:
+    _play(engine, pdf_whole_output_counts_pages=True)
+
+
+@session_fault(
+    "documented-plays-release-pdf-output",
+    "Under documented, a whole PDF read's output has no page count (the releases')",
+    breaks=("PDF-SEND-1",),
+)
+def _documented_pdf_output(engine: MutantEngine) -> None:
+    _play(engine, pdf_whole_output_counts_pages=False)
+
+
+@session_fault(
+    "2188-plays-documented-notebook-view",
+    "Under claude-code-2.1.88, a notebook's blocks are documented (one per cell and output)",
+    breaks=("NB-RENDER-1", "NB-OUTPUT-1"),
+    profile="claude-code-2.1.88",
+)
+def _2188_notebook_view(engine: MutantEngine) -> None:
+    _play(engine, notebook_joined_text=False, notebook_release_outputs=False)
+
+
+@session_fault(
+    "latest-plays-documented-notebook-outputs",
+    "Under claude-code-latest, notebook outputs lose ANSI codes, show every image (documented)",
+    breaks=("NB-OUTPUT-1",),
+    profile="claude-code-latest",
+)
+def _latest_notebook_outputs(engine: MutantEngine) -> None:
+    _play(engine, notebook_release_outputs=False)
+
+
+@session_fault(
+    "documented-plays-release-notebook-view",
+    "Under documented, a notebook's text blocks are joined into one (the releases' NB-RENDER-1)",
+    breaks=("NB-RENDER-1",),
+)
+def _documented_notebook_view(engine: MutantEngine) -> None:
+    _play(engine, notebook_joined_text=True)
+
+
+@session_fault(
+    "2188-plays-documented-notebook-output",
+    "Under claude-code-2.1.88, a notebook read's output holds the cells as stored (documented)",
+    breaks=("NB-RENDER-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_notebook_output(engine: MutantEngine) -> None:
+    _play(engine, notebook_shown_cells=False)
+
+
+@session_fault(
+    "documented-plays-release-notebook-output",
+    "Under documented, a notebook read's output holds the cells as shown (the releases')",
+    breaks=("NB-RENDER-1",),
+)
+def _documented_notebook_output(engine: MutantEngine) -> None:
+    _play(engine, notebook_shown_cells=True)
+
+
 # -- validation, schema error, read, registry, MCP and hook-input texts --------------
 
 
@@ -962,14 +1241,162 @@ def _latest_deferred_hint(engine: MutantEngine) -> None:
     _drop_texts(engine, "deferred_schema_hint")
 
 
+# -- claude-code-latest's own variants (2.1.332) flipped back -------------------------
+
+
+@session_fault(
+    "latest-plays-documented-symlink-write",
+    "Under claude-code-latest, Write and Edit replace a symbolic link's target (WRITE-ATOMIC-1)",
+    breaks=("WRITE-ATOMIC-1",),
+    profile="claude-code-latest",
+)
+def _latest_symlink_write(engine: MutantEngine) -> None:
+    _play(engine, write_through_symlinks=True)
+
+
+@session_fault(
+    "latest-plays-documented-undecodable-write",
+    "Under claude-code-latest, Write replaces a file that is not valid UTF-8 (WRITE-CONTENT-1)",
+    breaks=("WRITE-CONTENT-1",),
+    profile="claude-code-latest",
+)
+def _latest_undecodable_write(engine: MutantEngine) -> None:
+    _play(engine, write_over_undecodable=True)
+
+
 @session_fault(
     "latest-plays-documented-limit-zero",
-    "Under claude-code-latest, Read refuses limit 0 (documented READ-RANGE-2)",
+    "Under claude-code-latest, Read refuses limit 0 in its schema (documented READ-RANGE-2)",
     breaks=("READ-RANGE-2",),
     profile="claude-code-latest",
 )
 def _latest_limit_zero(engine: MutantEngine) -> None:
     _play(engine, read_limit_zero=False)
+
+
+@session_fault(
+    "latest-plays-documented-unsplittable-allow",
+    "Under claude-code-latest, an allow rule covers a command that cannot be split (PERM-BASH-2)",
+    breaks=("PERM-BASH-2",),
+    profile="claude-code-latest",
+)
+def _latest_unsplittable_allow(engine: MutantEngine) -> None:
+    _play(engine, allow_unsplittable_whole=True)
+
+
+@session_fault(
+    "latest-plays-documented-redirect-allow",
+    "Under claude-code-latest, an exact rule covers a file redirection (PERM-BASH-3)",
+    breaks=("PERM-BASH-3",),
+    profile="claude-code-latest",
+)
+def _latest_redirect_allow(engine: MutantEngine) -> None:
+    _play(engine, allow_redirects_and_quoted=True)
+
+
+@session_fault(
+    "latest-plays-documented-project-bypass",
+    "Under claude-code-latest, bypassPermissions from localSettings applies (PERM-MODE-4)",
+    breaks=("PERM-MODE-4",),
+    profile="claude-code-latest",
+)
+def _latest_project_bypass(engine: MutantEngine) -> None:
+    _play(engine, project_bypass=True)
+
+
+@session_fault(
+    "latest-plays-documented-concurrency-limit",
+    "Under claude-code-latest, the knob limits how many safe calls run at once (SCHED-LIMIT-1)",
+    breaks=("SCHED-LIMIT-1",),
+    profile="claude-code-latest",
+)
+def _latest_concurrency_limit(engine: MutantEngine) -> None:
+    _play(engine, concurrency_limited=True)
+
+
+@session_fault(
+    "latest-plays-documented-search-digits",
+    'Under claude-code-latest, ToolSearch refuses max_results "2" (documented REG-SEARCH-1)',
+    breaks=("REG-SEARCH-1",),
+    profile="claude-code-latest",
+)
+def _latest_search_digits(engine: MutantEngine) -> None:
+    _play(engine, search_numeric_strings=False)
+
+
+@session_fault(
+    "latest-plays-documented-hook-fields",
+    "Under claude-code-latest, permissionDecision allow beats a deprecated block (HOOK-DECISION-1)",
+    breaks=("HOOK-DECISION-1",),
+    profile="claude-code-latest",
+)
+def _latest_hook_fields(engine: MutantEngine) -> None:
+    _play(engine, hook_block_wins=False)
+
+
+@session_fault(
+    "latest-plays-documented-read-only-list",
+    "Under claude-code-latest, printf and `wc -l < a.txt` ask (documented BASH-READONLY-1)",
+    breaks=("BASH-READONLY-1",),
+    profile="claude-code-latest",
+)
+def _latest_read_only_list(engine: MutantEngine) -> None:
+    _play(engine, bash_wider_read_only=False)
+
+
+@session_fault(
+    "latest-plays-documented-plan-mode",
+    "Under claude-code-latest, plan mode decides as default mode (documented PERM-MODE-3)",
+    breaks=("PERM-MODE-3",),
+    profile="claude-code-latest",
+)
+def _latest_plan_mode(engine: MutantEngine) -> None:
+    _play(engine, plan_as_default=True)
+
+
+@session_fault(
+    "latest-plays-documented-token-refusal",
+    "Under claude-code-latest, a whole-file Read over the cap is refused (TOK-GATE-2)",
+    breaks=("TOK-GATE-2",),
+    profile="claude-code-latest",
+)
+def _latest_token_refusal(engine: MutantEngine) -> None:
+    _play(engine, token_cap_pages=False)
+
+
+@session_fault(
+    "latest-plays-documented-early-stop",
+    'Under claude-code-latest, a refusal says "more than N tokens" (documented TOK-EXACT-2)',
+    breaks=("TOK-EXACT-2",),
+    profile="claude-code-latest",
+)
+def _latest_early_stop(engine: MutantEngine) -> None:
+    _play(engine, count_whole_view=False)
+
+
+# -- encrypted PDFs the empty password opens (PDF-OPEN-1) ---------------------------------
+
+
+@session_fault(
+    "2188-plays-documented-encrypted-pdf",
+    "Under claude-code-2.1.88, pages of an empty-password PDF are refused (documented)",
+    breaks=("PDF-OPEN-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_encrypted_pdf(engine: MutantEngine) -> None:
+    _play(engine, pdf_empty_password_opens=False)
+
+
+@session_fault(
+    "documented-plays-release-encrypted-pdf",
+    "Under documented, pages of an empty-password PDF are read (the releases' PDF-OPEN-1)",
+    breaks=("PDF-OPEN-1",),
+)
+def _documented_encrypted_pdf(engine: MutantEngine) -> None:
+    _play(engine, pdf_empty_password_opens=True)
+
+
+# -- validation, schema error, read texts (continued) ---------------------------------
 
 
 @session_fault(

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Annotated, Any, Final
 
-from pydantic import AfterValidator, Field, ValidationInfo
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
 from pydantic_core import PydanticKnownError
 
 from reference import errors, fileio, paths, text, tokens
@@ -64,14 +64,11 @@ def _offset_floor(value: int | None, info: ValidationInfo) -> int | None:
     return value
 
 
-def _limit_floor(value: int | None, info: ValidationInfo) -> int | None:
-    """READ-RANGE-2: ``limit`` is at least 1, or at least 0 where the session's profile takes
-    ``limit: 0`` as no limit (the exported schema still says 1); a breach is the ``>=``
-    constraint of the floor that applies (DISP-SCHEMA-2)."""
-    floor = 0 if profile_of(info).read_limit_zero else 1
-    if value is not None and value < floor:
-        raise PydanticKnownError("greater_than_equal", {"ge": floor})
-    return value
+def _limit_zero(value: object, info: ValidationInfo) -> object:
+    """READ-RANGE-2 where the session's profile takes ``limit: 0``: read as if no ``limit``
+    were given (else 0 breaks the ``>= 1`` constraint)."""
+    zero = value == 0 and not isinstance(value, bool)
+    return None if zero and profile_of(info).read_limit_zero else value
 
 
 class ReadInput(StrictInput):
@@ -79,8 +76,8 @@ class ReadInput(StrictInput):
     offset: Annotated[LenientJsonInt | None, AfterValidator(_offset_floor)] = Field(
         default=None, json_schema_extra={"minimum": 1}, description="1-based line to start at"
     )
-    limit: Annotated[LenientJsonInt | None, AfterValidator(_limit_floor)] = Field(
-        default=None, json_schema_extra={"minimum": 1}, description="Number of lines to read"
+    limit: Annotated[LenientJsonInt | None, BeforeValidator(_limit_zero)] = Field(
+        default=None, ge=1, description="Number of lines to read"
     )
     pages: str | None = Field(default=None, description="PDF page range, e.g. '1-5'")
 
@@ -148,6 +145,11 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
             f"File is covered by a Read deny rule in your permission settings ({rule.text}) "
             "and cannot be read."
         )
+    extension = binary_extension(ctx, path)
+    if extension is not None:  # READ-BINARY-1 by name, where the profile's release tells so
+        raise errors.BinaryFileNameError(
+            ctx.session.profile.text("binary_file", path=path, extension=extension)
+        )
     kind = st.kind
     if kind is fileio.FileKind.MISSING:  # READ-MISSING-1
         raise errors.FileDoesNotExistError(
@@ -162,8 +164,8 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
     if inp.pages is not None:  # READ-VALIDATE-1 code 7
         # PDF-PAGES-1 and PDF-PAGES-2 hold whatever the file's kind; on a file
         # that is not a PDF a well-formed pages is then ignored.
-        pages = read_pdf.parse_pages(inp.pages)
-        read_pdf.check_range_length(inp.pages, pages)
+        pages = read_pdf.parse_pages(inp.pages, ctx.session.profile)
+        read_pdf.check_range_length(inp.pages, pages, ctx.session.profile)
 
 
 def format_lines(lines: list[str], start: int) -> str:
@@ -263,7 +265,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
         whole = data if data is not None else fileio.read_bytes(path)
         return read_image.read(path, whole, image, ctx.session.max_read_tokens)
     if kind is Kind.PDF:
-        return read_pdf.read(path, st.size, data, inp.pages)
+        return read_pdf.read(path, st.size, data, inp.pages, ctx.session.profile)
     if kind is Kind.NOTEBOOK:
         return read_notebook.read(ctx, path, st, data, (offset, limit))
     unbounded = inp.limit is None  # READ-SIZE-2: only a limit lifts the size gate
@@ -274,7 +276,9 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
             "specific portions of the file, or search for specific content instead."
         )
     # READ-BINARY-1, READ-BINARY-2: from the first bytes alone, before the rest is read
-    _refuse_binary(path, data if data is not None else fileio.read_head(path, BINARY_SNIFF_BYTES))
+    _refuse_binary(
+        ctx, path, data if data is not None else fileio.read_head(path, BINARY_SNIFF_BYTES)
+    )
     if data is None:
         data = fileio.read_bytes(path)
     encoding = text.detect_encoding(data)
@@ -286,9 +290,18 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     total = len(lines)
     start = max(offset - 1, 0)  # READ-RANGE-1: offset 0 (a profile's) starts at line 1
     shown = lines[start : start + limit]
+    cap = ctx.session.max_read_tokens
+    from_start = inp.limit is None and offset == 1  # from the first line, no limit given
+    cut = False
+    if from_start and ctx.session.profile.token_cap_pages:  # TOK-GATE-2, the profile's first page
+        page = _first_page(shown, cap)
+        cut = 0 < page < len(shown)
+        shown = shown[:page] if cut else shown
     result = _text_result(named_path(ctx, inp.file_path, path), shown, offset, total)
+    if cut:
+        result.data["file"]["truncatedByTokenCap"] = True
     # READ-TOKENS-1, TOK-GATE-1: the view's text, without prefixes or reminder
-    _enforce_token_cap(result.data["file"]["content"], ctx.session.max_read_tokens)
+    _enforce_token_cap(result.data["file"]["content"], cap, ctx.session.profile)
     partial = is_partial(lines, start + 1, len(shown))  # STATE-PARTIAL-1, READ-EMPTY-1
     ctx.session.read_state.set(  # STATE-UPDATE-2: only once every check has passed
         path,
@@ -306,34 +319,62 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     return result
 
 
-def _refuse_binary(path: str, head: bytes) -> None:
+def binary_extension(ctx: ToolUseContext, path: str) -> str | None:
+    """READ-BINARY-1 where the session's profile tells binary files by name: the
+    lowercased extension of ``path`` when it is one of the profile's, else None."""
+    names = ctx.session.profile.binary_extensions
+    if names is None:
+        return None
+    extension = os.path.splitext(path)[1].lower()
+    return extension if extension[1:] in names else None
+
+
+def _refuse_binary(ctx: ToolUseContext, path: str, head: bytes) -> None:
     """READ-BINARY-1: a NUL in the first 8192 bytes, without a UTF-16LE mark, is binary.
 
     READ-BINARY-2: ``head`` is those bytes alone, so a huge (or sparse) file is
-    refused without reading the rest of it.
+    refused without reading the rest of it. Where the session's profile tells
+    binary files by name instead (``validate_input``), nothing is refused here.
     """
+    if ctx.session.profile.binary_extensions is not None:
+        return
     head = head[:BINARY_SNIFF_BYTES]
     if text.detect_encoding(head) is text.Encoding.UTF16LE or b"\x00" not in head:
         return
     unsupported = read_image.unsupported_format(head)
     if unsupported is not None:  # IMG-UNSUPPORTED-1
         raise read_image.unsupported_error(unsupported)
-    raise errors.BinaryFileError(  # READ-BINARY-1
-        f"{path} is a binary file and cannot be read as text. "
-        "Use a tool suited to its format instead."
-    )
+    raise errors.BinaryFileError(ctx.session.profile.text("binary_file", path=path))
 
 
-def _enforce_token_cap(view: str, cap: int) -> None:
-    """TOK-GATE-2: over the cap is an error, never a truncation."""
+def _first_page(lines: list[str], cap: int) -> int:
+    """TOK-GATE-2 where the session's profile pages a whole-file read: how many of
+    ``lines``, from the first, make a view (TOK-GATE-1's text) within ``cap``; all of them
+    when the whole view is. Found by bisection, each probe one bounded gate (TOK-BOUND-1)."""
+    if tokens.gate("\n".join(lines), cap).passed:
+        return len(lines)
+    low, high = 0, len(lines)  # lines[:low] fits, lines[:high] does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if tokens.gate("\n".join(lines[:middle]), cap).passed:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _enforce_token_cap(view: str, cap: int, profile: Profile) -> None:
+    """TOK-GATE-2: over the cap is an error, never a truncation (a profile's first page of a
+    whole-file read is cut before this check)."""
     decision = tokens.gate(view, cap)
     if decision.passed:
         return
     amount = decision.amount(cap)  # TOK-GATE-2, TOK-BOUND-1
+    stopped = decision.exact is not None and not decision.exact.complete
+    if stopped and profile.count_whole_view:  # TOK-EXACT-2, the profile's: the whole view
+        amount = f"{tokens.exact_count(view).tokens} tokens"  # within TOK-BOUND-1's bytes
     raise errors.MaxFileReadTokenExceededError(
-        f"File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset and "
-        "limit parameters to read specific portions of the file, or search for specific "
-        "content instead of reading the whole file."
+        profile.text("token_cap_refusal", amount=amount, cap=cap)
     )
 
 
@@ -369,9 +410,9 @@ def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     if kind == "image":
         return read_image.to_blocks(data)  # IMG-BLOCK-1
     if kind == "pdf":
-        return read_pdf.to_blocks(data)  # PDF-SEND-1
+        return read_pdf.to_blocks(data, profile)  # PDF-SEND-1
     if kind == "notebook":
-        return read_notebook.to_blocks(data)  # NB-RENDER-1, NB-OUTPUT-1
+        return read_notebook.to_blocks(data, profile)  # NB-RENDER-1, NB-OUTPUT-1
     file = data["file"]
     if file["content"] == "" and _notice_for_empty_view(file, profile):
         fields = {"offset": file["startLine"], "lines": file["totalLines"]}
@@ -397,6 +438,7 @@ READ_TOOL: Final[Tool[ReadInput]] = build_tool(
         errors.FileDoesNotExistError: 5,
         errors.NotARegularFileError: 6,
         errors.InvalidPagesError: 7,
+        errors.BinaryFileNameError: 8,
     },
     is_concurrency_safe=lambda _inp: True,
     is_read_only=lambda _inp: True,
