@@ -648,6 +648,7 @@ _PROFILES: Final = (
         empty_view_notice="past-end",
         hook_input_unknown_keys="dropped",
         hook_input_expanded=True,
+        read_default_limit=False,
         # 2.1.332's own variants
         write_through_symlinks=False,
         write_over_undecodable=False,

@@ -1430,3 +1430,16 @@ def _latest_pages_syntax(engine: MutantEngine) -> None:
 )
 def _documented_pages_syntax(engine: MutantEngine) -> None:
     _play(engine, pdf_pages_syntax="lenient")
+
+
+# -- validation, schema error, read texts (continued) ---------------------------------
+
+
+@session_fault(
+    "latest-plays-documented-default-limit",
+    "Under claude-code-latest, Read without limit stops at 2000 lines (documented READ-RANGE-2)",
+    breaks=("READ-RANGE-2",),
+    profile="claude-code-latest",
+)
+def _latest_default_limit(engine: MutantEngine) -> None:
+    _play(engine, read_default_limit=True)
