@@ -99,6 +99,10 @@ class InvalidPagesError(Refusal):
     pass
 
 
+class BinaryFileNameError(Refusal):
+    """READ-BINARY-1 under a profile whose release tells binary files by their name."""
+
+
 class FileNotReadError(Refusal):
     pass
 

@@ -23,6 +23,7 @@ import re
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
@@ -137,6 +138,9 @@ class HookRun:
     timed_out: bool
     stdout: str = ""
     stderr: str = ""
+    ended: float = 0.0
+    """When the run ended (``time.monotonic``), for a profile whose release lets the last
+    hook to end decide (HOOK-UPDATE-1)."""
 
     @property
     def blocking(self) -> bool:
@@ -257,6 +261,7 @@ def run_handler(handler: Handler, *, stdin: bytes, cwd: str, env: Mapping[str, s
         timed_out=timed_out,
         stdout=_decode(out if isinstance(out, bytes) else None),
         stderr=_decode(err if isinstance(err, bytes) else None),
+        ended=time.monotonic(),
     )
 
 
@@ -464,9 +469,10 @@ def interpret_pre_tool_use(
     """Combine the runs of one call's PreToolUse handlers, given in configuration order.
 
     ``updates`` is the session profile's HOOK-UPDATE-1: which hooks' ``updatedInput``
-    counts (those that allow or ask, none, or every hook's); ``text`` renders the
-    block's text for ``tool`` (HOOK-BLOCK-1) as the profile does; ``block_wins`` is its
-    HOOK-DECISION-1 (a deprecated ``block`` denies whatever ``permissionDecision`` says).
+    counts (those that allow or ask, none, every hook's, or only the hook that ended
+    last, whatever it decided); ``text`` renders the block's text for ``tool``
+    (HOOK-BLOCK-1) as the profile does; ``block_wins`` is its HOOK-DECISION-1 (a
+    deprecated ``block`` denies whatever ``permissionDecision`` says).
     """
     combined: Decision | None = None
     reasons: list[str] = []
@@ -495,6 +501,10 @@ def interpret_pre_tool_use(
         extra = _text(specific.get("additionalContext"))
         if extra is not None:
             texts.append(HookText("additional context", extra))
+    if updates == "last-ended" and runs:  # HOOK-UPDATE-1 under the session's profile
+        last = _specific(max(runs, key=lambda run: run.ended).output_json(), PRE_TOOL_USE)
+        replacement = last.get("updatedInput")
+        update = replacement if isinstance(replacement, dict) else None
     blocked = combined == "deny"
     block_reason = None
     if blocked:  # HOOK-BLOCK-1

@@ -109,10 +109,11 @@ class Profile:
     it ends, so later batches of the message see it (else only the next message does)."""
     bash_cascade: bool = True
     """SCHED-CASCADE-1: a failed Bash cancels the other calls of its batch."""
-    hook_updated_input: Literal["with-allow-or-ask", "ignored", "always"] = "with-allow-or-ask"
+    hook_updated_input: Literal["with-allow-or-ask", "always", "last-ended"] = "with-allow-or-ask"
     """HOOK-UPDATE-1: a PreToolUse hook's ``updatedInput`` replaces the input when its hook
-    allows or asks, never (the model's input runs), or whatever its hook decided (a deny
-    still blocks the call)."""
+    allows or asks, or whatever its hook decided (a deny still blocks the call); or only
+    the hook that ended last counts, whatever it decided, and when it gave none the
+    model's input runs."""
     killed_writer_cleanup: bool = True
     """WRITE-ATOMIC-2: a write under the directory lock uses the one temporary name and
     removes what a killed writer left there (else a random name, and nothing removed)."""
@@ -150,6 +151,12 @@ class Profile:
     empty_image_is_text: bool = True
     """IMG-DETECT-1: an empty file named like an image is an empty text file (else Read
     refuses it: ``Image file is empty: PATH``)."""
+    binary_extensions: frozenset[str] | None = None
+    """READ-BINARY-1: None where binary is told by the bytes; else the extensions (lowercase,
+    without the dot) by which the profile's release tells it: ``validate_input`` refuses a
+    path whose extension, any case, is one of them (before looking for the file, after the
+    deny rules) with the ``binary_file`` text, and every other file is read as text, NULs
+    and all (images, PDFs and notebooks keep their kinds)."""
     read_decodes_utf16: bool = True
     """TEXT-ENC-1: Read decodes a UTF-16LE file (else it reads its bytes as UTF-8, each
     byte that is no UTF-8 a replacement character, the NULs shown)."""
@@ -167,6 +174,10 @@ class Profile:
     grep_count_totals_alone: bool = True
     """GREP-COUNT-1: the totals count a file searched alone (its bare ``N``); else they count
     only the ``PATH:N`` entries, so a file searched alone totals zero."""
+    bash_rules_cover_file_commands: bool = True
+    """PERM-BASH-1: a ``Bash(...)`` allow specifier covers a part that runs ``mkdir``,
+    ``touch``, ``rm``, ``rmdir``, ``mv``, ``cp`` or ``sed`` in place, or that redirects output
+    to a file (else only the bare ``Bash`` rule allows such a part: the call asks)."""
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
@@ -220,6 +231,45 @@ class Profile:
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
+    # --- notebooks, NotebookEdit and PDFs ---
+    notebook_edit_output: Literal["documented", "release"] = "documented"
+    """NBEDIT-RESULT-1: NotebookEdit's structured output: documented, or as the releases give
+    it, ``{"new_source", "cell_id", "cell_type", "language", "edit_mode", "error": "",
+    "notebook_path", "original_file", "updated_file"}``: ``cell_type`` the call's (``code``
+    when it gives none), ``language`` the notebook's ``metadata.language_info.name`` (else
+    ``python``), the file's text before and as written, no ``cell_id`` for a cell without a
+    name."""
+    notebook_old_source: bool = False
+    """NBEDIT-RESULT-1, with the releases' output: a replaced or deleted cell's source before
+    the edit is in it too, as ``old_source``."""
+    unnamed_cell: str | None = None
+    """NBEDIT-RESULT-1: None names a cell without an id ``cell-N`` (its index); else such a
+    cell (replaced, deleted or new) has no name: the text says this in its place (2.1.88:
+    ``undefined``) and the structured output has no ``cell_id``."""
+    new_cell_id_hex: bool = False
+    """NBEDIT-INSERT-1: a new cell's id is 8 lower-case hexadecimal digits (else 11
+    lower-case letters and digits)."""
+    notebook_missing_unread: bool = False
+    """NBEDIT-VALIDATE-1: a missing notebook with no record is refused as never read (code
+    8 and its message) before it is refused as missing (code 7)."""
+    notebook_joined_text: bool = False
+    """NB-RENDER-1: a notebook read's content has each run of text blocks joined by newlines
+    into one (the images between them stay blocks of their own)."""
+    notebook_release_outputs: bool = False
+    """NB-OUTPUT-1: an output's text is shown after a newline, an execute_result's or
+    display_data's text/plain before its first image, the only image shown, and ANSI
+    sequences are kept."""
+    notebook_shown_cells: bool = False
+    """NB-RENDER-1: a notebook read's structured output holds the cells as shown (each
+    ``{"cellType", "source", "execution_count"?, "cell_id", "language"?, "outputs"?}``, an
+    output ``{"output_type", "text", "image"?: {"image_data", "media_type"}}``), not as
+    stored; the content is rendered from them."""
+    pdf_document_in_result: bool = True
+    """PDF-SEND-1: a PDF read's document block is in the tool_result (else the release sends
+    it beside the result, which holds only the ``pdf_whole_read`` note)."""
+    pdf_whole_output_counts_pages: bool = True
+    """PDF-SEND-1: a whole PDF read's structured output has ``numPages`` and ``pages``
+    (else only ``filePath``, ``base64`` and ``originalSize``)."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """The release's template for each text (a key of ``reference.texts.TEXTS``) it
     renders otherwise than documented; the annex lists the key's ID."""
@@ -241,6 +291,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "stale_by_content": "STATE-STALE-1",
         "dedup": "READ-DEDUP-1",
         "read_deny_blocks_edits": "PERM-READDENY-1",
+        "bash_rules_cover_file_commands": "PERM-BASH-1",
         "thin_space_retry": "READ-THINSPACE-1",
         "write_state_note": "WRITE-RESULT-1",
         "edit_state_note": "EDIT-RESULT-1",
@@ -269,6 +320,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "read_offset_zero": "READ-RANGE-1",
         "read_default_limit": "READ-RANGE-2",
         "read_decodes_utf16": "TEXT-ENC-1",
+        "binary_extensions": "READ-BINARY-1",
         "empty_image_is_text": "IMG-DETECT-1",
         "hook_spaced_lists": "HOOK-MATCH-1",
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
@@ -288,6 +340,17 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "plan_as_default": "PERM-MODE-3",
         "token_cap_pages": "TOK-GATE-2",
         "count_whole_view": "TOK-EXACT-2",
+        # notebooks, NotebookEdit and PDFs
+        "notebook_edit_output": "NBEDIT-RESULT-1",
+        "notebook_old_source": "NBEDIT-RESULT-1",
+        "unnamed_cell": "NBEDIT-RESULT-1",
+        "new_cell_id_hex": "NBEDIT-INSERT-1",
+        "notebook_joined_text": "NB-RENDER-1",
+        "notebook_shown_cells": "NB-RENDER-1",
+        "notebook_release_outputs": "NB-OUTPUT-1",
+        "notebook_missing_unread": "NBEDIT-VALIDATE-1",
+        "pdf_document_in_result": "PDF-SEND-1",
+        "pdf_whole_output_counts_pages": "PDF-SEND-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -317,6 +380,44 @@ DONT_ASK_DENIAL: Final = (  # PERM-MESSAGE-1 under both releases, as 2.1.88 and 
     "Let the user decide how to proceed."
 )
 
+BINARY_EXTENSIONS_2188: Final = frozenset(
+    {  # READ-BINARY-1 under claude-code-2.1.88: the extensions it was measured to refuse
+        *("a", "o", "so", "dylib", "dll", "lib", "obj", "exe", "msi", "node", "wasm"),
+        *("class", "jar", "pyc", "pyo", "zip", "gz", "tgz", "tar", "bz2", "xz", "7z", "rar"),
+        *("deb", "rpm", "iso", "bin", "dat", "db", "sqlite", "sqlite3", "mp3", "mp4", "wav"),
+        *("avi", "mov", "mkv", "flac", "ogg", "ttf", "otf", "woff", "woff2", "eot", "ico"),
+        *("bmp", "tif", "tiff", "psd", "blend", "swf", "doc", "docx", "xls", "xlsx", "ppt"),
+        *("pptx", "odt"),
+    }
+)
+
+BINARY_EXTENSIONS_LATEST: Final = BINARY_EXTENSIONS_2188 | {
+    # READ-BINARY-1 under claude-code-latest: 2.1.332 refuses these too
+    *("dmg", "lz4", "apk", "heic", "heif", "avif"),
+}
+
+RELEASE_NOTEBOOK_PDF_TEXTS: Final[Mapping[str, str]] = MappingProxyType(
+    {  # notebooks, NotebookEdit and PDFs: as 2.1.88 and 2.1.332 both wrote them
+        "nbedit_not_notebook": (
+            "File must be a Jupyter notebook (.ipynb file). For editing other file types, use "
+            "the FileEdit tool."
+        ),
+        "nbedit_not_json": "Notebook is not valid JSON.",
+        "nbedit_index_not_found": "Cell with index {index} does not exist in notebook.",
+        "pdf_pages_too_many": (
+            'Page range "{pages}" exceeds maximum of {limit} pages per request. Please use a '
+            "smaller range."
+        ),
+        "pdf_too_large": "PDF file exceeds maximum allowed size of 20MB.",
+        "pdf_pages_required": (
+            "This PDF has {count} pages, which is too many to read at once. Use the pages "
+            'parameter to read specific page ranges (e.g., pages: "1-5"). Maximum {limit} '
+            "pages per request."
+        ),
+        "pdf_whole_read": "PDF file read: {path} ({size})",
+    }
+)
+
 DOCUMENTED: Final = Profile(name="documented")
 
 _PROFILES: Final = (
@@ -326,6 +427,7 @@ _PROFILES: Final = (
         version="2.1.88",
         write_read="any",
         read_deny_blocks_edits="existing",
+        bash_rules_cover_file_commands=False,
         thin_space_retry=False,
         result_paths_as_given=True,
         modifiers_between_batches=False,
@@ -333,7 +435,7 @@ _PROFILES: Final = (
         bash_failure_reset_line=False,
         bash_failure_shortens_message=True,
         bash_cascade=False,
-        hook_updated_input="ignored",
+        hook_updated_input="last-ended",
         killed_writer_cleanup=False,
         notebook_created_by_edit=True,
         glob_hidden_switch=False,
@@ -347,10 +449,20 @@ _PROFILES: Final = (
         read_offset_zero=True,
         read_default_limit=False,
         read_decodes_utf16=False,
+        binary_extensions=BINARY_EXTENSIONS_2188,
         empty_image_is_text=False,
         grep_past_end_notice=False,
         grep_count_totals_alone=False,
         hook_texts_in_result=False,
+        # notebooks, NotebookEdit and PDFs
+        notebook_edit_output="release",
+        unnamed_cell="undefined",
+        notebook_missing_unread=True,
+        notebook_joined_text=True,
+        notebook_release_outputs=True,
+        notebook_shown_cells=True,
+        pdf_whole_output_counts_pages=False,
+        pdf_document_in_result=False,
         texts={
             "call_error": "{message}",
             "hook_denial_bare": "Hook PreToolUse:{tool} denied this tool",
@@ -367,6 +479,16 @@ _PROFILES: Final = (
             "edit_done_all": (
                 "The file {path} has been updated. All occurrences were successfully replaced."
             ),
+            "binary_file": (
+                "This tool cannot read binary files. The file appears to be a binary {extension} "
+                "file. Please use appropriate tools for binary file analysis."
+            ),
+            **RELEASE_NOTEBOOK_PDF_TEXTS,
+            "pdf_pages_invalid": (
+                'Invalid pages parameter: "{pages}". Use formats like "1-5", "3", or "10-20". '
+                "Pages are 1-indexed."
+            ),
+            "read_empty": "(Read completed with no output)",
         },
         open=frozenset(
             {
@@ -379,15 +501,11 @@ _PROFILES: Final = (
                 "GLOB-BASE-1",
                 "HOOK-EXIT-1",
                 "IMG-DECODE-1",
-                "NBEDIT-RESULT-1",
-                "PDF-REQUIRE-1",
-                "PERM-BASH-1",
                 "PERM-BASH-4",
                 "PERM-PATH-2",
                 "PERM-PATH-3",
                 "PERM-PATH-4",
                 "PERM-SAFETY-1",
-                "READ-BINARY-1",
                 "READ-KIND-1",
                 "REG-MCP-1",
                 "STATE-STALE-1",
@@ -431,6 +549,7 @@ _PROFILES: Final = (
         empty_image_is_text=False,
         numeric_strings=True,
         read_offset_zero=True,
+        binary_extensions=BINARY_EXTENSIONS_LATEST,
         bash_cascade=False,
         hook_updated_input="always",
         killed_writer_cleanup=False,
@@ -450,6 +569,15 @@ _PROFILES: Final = (
         plan_as_default=False,
         token_cap_pages=True,
         count_whole_view=True,
+        # notebooks, NotebookEdit and PDFs
+        notebook_edit_output="release",
+        notebook_old_source=True,
+        new_cell_id_hex=True,
+        notebook_missing_unread=True,
+        notebook_joined_text=True,
+        notebook_release_outputs=True,
+        notebook_shown_cells=True,
+        pdf_whole_output_counts_pages=False,
         texts={
             "call_error": "{message}",
             "read_reminder": "",
@@ -476,6 +604,34 @@ _PROFILES: Final = (
                 "\u2014 only if you genuinely need all of it or the user asked for the whole "
                 "file."
             ),
+            "binary_file": (
+                "This tool cannot read binary files. The file appears to be a binary {extension} "
+                "file. Use a skill for this file type if one is available, or a shell command or "
+                "script that can read the format."
+            ),
+            **RELEASE_NOTEBOOK_PDF_TEXTS,
+            "nbedit_no_cells": (
+                'Notebook file is not a valid Jupyter notebook (top-level "cells" must be an '
+                'array of cell objects, each with a string or string-array "source").'
+            ),
+            "notebook_not_json": (
+                "Notebook file is not valid JSON (it may be truncated, corrupted, or still "
+                "being written): {error}"
+            ),
+            "notebook_too_large": (
+                "Notebook file exceeds the maximum size this tool can read (100MB). Use Bash "
+                "with jq to read specific portions:\n"
+                "  cat <notebook_path> | jq '.cells[:20]' # First 20 cells\n"
+                "  cat <notebook_path> | jq '.cells[100:120]' # Cells 100-120\n"
+                "  cat <notebook_path> | jq '.cells | length' # Count total cells\n"
+                "  cat <notebook_path> | jq '.cells[] | select(.cell_type==\"code\") | .source'"
+                " # All code sources"
+            ),
+            "pdf_pages_invalid": (
+                'Invalid pages parameter: "{pages}". Give one page ("3") or one range ("1-5"), '
+                "not a list. To read several pages or ranges, read each one separately. Pages "
+                "are 1-indexed."
+            ),
         },
         open=frozenset(
             {
@@ -484,11 +640,9 @@ _PROFILES: Final = (
                 "BASH-TIMEOUT-1",
                 "FILE-PATH-3",
                 "IMG-DECODE-1",
-                "PDF-REQUIRE-1",
                 "PERM-BASH-4",
                 "PERM-PATH-3",
                 "PERM-SAFETY-1",
-                "READ-BINARY-1",
                 "READ-KIND-1",
                 "REG-MCP-1",
                 "TEXT-ENC-2",

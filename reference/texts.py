@@ -69,6 +69,12 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
             "existing code, write reports, or answer questions about the code behavior."
             "\n</system-reminder>\n",
         ),
+        # READ-BINARY-1: a Read of a binary file ({extension} where its name decides)
+        "binary_file": Text(
+            "READ-BINARY-1",
+            "{path} is a binary file and cannot be read as text. "
+            "Use a tool suited to its format instead.",
+        ),
         # HOOK-BLOCK-1: one denying PreToolUse hook, then the call's whole text
         "hook_denial": Text("HOOK-BLOCK-1", "{reason}"),
         "hook_denial_bare": Text("HOOK-BLOCK-1", ""),
@@ -83,6 +89,58 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
             "File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset and "
             "limit parameters to read specific portions of the file, or search for specific "
             "content instead of reading the whole file.",
+        ),
+        # --- notebooks, NotebookEdit and PDFs ---
+        # NBEDIT-VALIDATE-1: NotebookEdit's refusals (codes 4, 10 and 11)
+        "nbedit_not_notebook": Text(
+            "NBEDIT-VALIDATE-1",
+            "File must be a Jupyter notebook (.ipynb file). For editing other file types, use "
+            "the Edit tool.",
+        ),
+        "nbedit_not_json": Text(
+            "NBEDIT-VALIDATE-1", "Notebook is not valid JSON or has no cells list."
+        ),
+        "nbedit_no_cells": Text(
+            "NBEDIT-VALIDATE-1", "Notebook is not valid JSON or has no cells list."
+        ),
+        "nbedit_index_not_found": Text(  # a cell-N name past the last cell
+            "NBEDIT-VALIDATE-1", 'Cell with ID "{cell_id}" not found in notebook.'
+        ),
+        # NB-RENDER-1: a notebook read whose content is empty (documented: no block)
+        "read_empty": Text("NB-RENDER-1", ""),
+        # NB-PARSE-1, NB-SIZE-1: a notebook Read refuses
+        "notebook_not_json": Text(  # error: what the JSON parser said
+            "NB-PARSE-1", "Notebook is not valid JSON or has no cells list."
+        ),
+        "notebook_no_cells": Text("NB-PARSE-1", "Notebook is not valid JSON or has no cells list."),
+        "notebook_too_large": Text(
+            "NB-SIZE-1",
+            "Notebook is larger than 100 MB ({size} bytes) and cannot be read. Use Bash with "
+            "jq to read specific cells.",
+        ),
+        # PDF-PAGES-1, PDF-PAGES-2: a pages value Read refuses
+        "pdf_pages_invalid": Text(
+            "PDF-PAGES-1",
+            'Invalid pages parameter: "{pages}". Use a page number such as "3" or a range '
+            'such as "1-5".',
+        ),
+        "pdf_pages_too_many": Text(
+            "PDF-PAGES-2",
+            'Page range "{pages}" has {count} pages; at most {limit} pages can be read per call.',
+        ),
+        # PDF-REQUIRE-1: a whole read of a PDF of more than 10 pages
+        "pdf_pages_required": Text(
+            "PDF-REQUIRE-1",
+            "This PDF has {count} pages, which is more than {most}. Read it in ranges with the "
+            'pages parameter (for example pages: "1-5"), at most {limit} pages per call.',
+        ),
+        # PDF-SEND-1: a note before a whole read's document block (documented: none)
+        "pdf_whole_read": Text("PDF-SEND-1", ""),
+        # PDF-SIZE-1: a PDF too large to send
+        "pdf_too_large": Text(
+            "PDF-SIZE-1",
+            "PDF too large (max 100 pages, 20MB). Try reading the file a different way "
+            "(e.g., extract text with pdftotext).",
         ),
     }
 )

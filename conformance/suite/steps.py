@@ -35,6 +35,7 @@ from conformance.suite.checks import (
 from conformance.suite.matchers import Mismatch, match
 from conformance.suite.yamlsource import NodePath
 from conformance.suite.yamlvalues import decode_b64, parse_mode, parse_mtime
+from conformance.wire.profiles import DEFAULT_PROFILE
 from conformance.wire.protocol import (
     check_call_response,
     check_message_response,
@@ -478,8 +479,22 @@ class RawStep(Step):
     def describe(self) -> str:
         return f"raw {self.request.get('cmd', '?')}"
 
+    def _with_profile(self, context: StepContext) -> Mapping[str, Any]:
+        """The request expanded; a ``begin`` naming no profile gets the run's (PROTO-BEGIN-3),
+        as the runner's own begin does, so the new session plays what the run judges."""
+        request: Mapping[str, Any] = context.sandbox.expand(self.request)
+        session = request.get("session")
+        if (
+            request.get("cmd") == "begin"
+            and isinstance(session, Mapping)
+            and "profile" not in session
+            and context.profile != DEFAULT_PROFILE
+        ):
+            return {**request, "session": {**session, "profile": context.profile}}
+        return request
+
     def run(self, context: StepContext) -> Tally:
-        answer = context.connector.request_raw(context.sandbox.expand(self.request))
+        answer = context.connector.request_raw(self._with_profile(context))
         error = answer.get("error")
         if (
             isinstance(error, Mapping)

@@ -40,6 +40,9 @@ FIND_FORBIDDEN: Final = frozenset(
 )
 GIT_READ_ONLY: Final = frozenset({"status", "log", "diff", "show"})
 DEV_NULL: Final = "/dev/null"
+# PERM-BASH-1 where a profile's allow specifiers do not cover file commands: the
+# filesystem commands the documentation names for acceptEdits.
+FILE_COMMANDS: Final = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp"})
 
 # Longest first: the regex alternation takes the first operator that matches.
 _REDIRECT = re.compile(r"(\d*)(&>>|&>|>>|>\||>&|<<<|<<-|<<|<>|<&|>|<)")
@@ -303,16 +306,45 @@ def deny_rule_matches(specifier: str, command: str) -> bool:
     return False
 
 
-def allow_rule_matches(specifier: str, part: str, *, literal_only: bool = False) -> bool:
+def edits_files(part: str) -> bool:
+    """PERM-BASH-1's file commands: the part's first word (a leading assignment is that
+    word) is one of FILE_COMMANDS, or ``sed`` in place (``-i``, ``-iSUFFIX``,
+    ``--in-place``), or the part redirects output to a file."""
+    words = [t.value for t in tokens(part) if isinstance(t, Word)]
+    if words and words[0] in FILE_COMMANDS:
+        return True
+    if (
+        words
+        and words[0] == "sed"
+        and any(
+            w.startswith("--in-place") or (w.startswith("-i") and not w.startswith("--"))
+            for w in words[1:]
+        )
+    ):
+        return True
+    return writes_file(part)
+
+
+def allow_rule_matches(
+    specifier: str,
+    part: str,
+    *,
+    covers_file_commands: bool = True,
+    literal_only: bool = False,
+) -> bool:
     """PERM-BASH-3 over PERM-BASH-1: an allow specifier covers one part (assignments kept).
 
     Never a part with a command or process substitution; a part that writes a
-    file by redirection only when the specifier is exactly that part. With
-    ``literal_only`` (the session's profile), never a part that writes a file by
-    redirection, nor one whose text holds ``$(`` anywhere, quoted or not.
+    file by redirection only when the specifier is exactly that part. Without
+    ``covers_file_commands`` (a profile's PERM-BASH-1), never a part that
+    :func:`edits_files`. With ``literal_only`` (a profile's PERM-BASH-3), never a part
+    that writes a file by redirection, nor one whose text holds ``$(`` anywhere, quoted
+    or not.
     """
     if has_substitution(part) or (literal_only and "$(" in part):
         return False  # PERM-BASH-3
+    if not covers_file_commands and edits_files(part):
+        return False  # PERM-BASH-1 under the session's profile
     if writes_file(part):
         return not literal_only and specifier.strip() == part.strip()  # PERM-BASH-3
     return specifier_matches(specifier, part)
@@ -323,6 +355,7 @@ def first_allowing(
     specifiers: Sequence[str],
     *,
     read_only_part: Callable[[str], bool],
+    covers_file_commands: bool = True,
     unsplittable_whole: bool = True,
     literal_only: bool = False,
 ) -> int | None:
@@ -334,7 +367,7 @@ def first_allowing(
     rule reported). A command that cannot be split is matched whole, as
     Claude Code 2.1.88 does, or, without ``unsplittable_whole`` (the session's
     profile), never allowed by a rule; one with no part is never allowed by a rule.
-    ``literal_only`` is :func:`allow_rule_matches`'s.
+    ``covers_file_commands`` and ``literal_only`` are :func:`allow_rule_matches`'s.
     """
     parts = split_command(command)
     if parts is None and not unsplittable_whole:
@@ -349,7 +382,12 @@ def first_allowing(
             (
                 k
                 for k, spec in enumerate(specifiers)
-                if allow_rule_matches(spec, part, literal_only=literal_only)
+                if allow_rule_matches(
+                    spec,
+                    part,
+                    covers_file_commands=covers_file_commands,
+                    literal_only=literal_only,
+                )
             ),
             None,
         )

@@ -14,6 +14,7 @@ from reference.permissions.bash_rules import (
     Word,
     allow_rule_matches,
     deny_rule_matches,
+    edits_files,
     first_allowing,
     has_substitution,
     is_read_only_command,
@@ -539,3 +540,39 @@ def test_deny_specifiers_reach_every_simple_command(command: str) -> None:
 def test_deny_specifiers_do_not_match_arguments(command: str) -> None:
     """SPEC: PERM-BASH-4"""
     assert deny_rule_matches("rm:*", command) is False
+
+
+@pytest.mark.parametrize(
+    ("part", "edits"),
+    [
+        ("mkdir d1", True),
+        ("touch a.txt", True),
+        ("rm -f a.txt", True),
+        ("rmdir d", True),
+        ("mv a b", True),
+        ("cp a b", True),
+        ("sed -i s/x/y/ a.txt", True),
+        ("sed -i.bak s/x/y/ a.txt", True),
+        ("sed --in-place s/x/y/ a.txt", True),
+        ("echo hi > e.txt", True),
+        ("sed -n 1p a.txt", False),
+        ("uniq a.txt u.txt", False),
+        ("echo hi > /dev/null", False),
+        ("FOO=1 touch b.txt", False),
+        ("touchy a", False),
+        ("ls", False),
+    ],
+)
+def test_edits_files_names_the_file_commands_by_first_word(part: str, edits: bool) -> None:
+    """PERM-BASH-1 under claude-code-2.1.88: the parts its allow specifiers do not cover."""
+    assert edits_files(part) is edits
+
+
+def test_an_allow_specifier_leaves_a_file_command_when_told() -> None:
+    """PERM-BASH-1: ``covers_file_commands=False`` leaves touch to the bare rule alone."""
+    specs = ["touch:*"]
+    assert first_allowing("touch a", specs, read_only_part=lambda _: False) == 0
+    assert (
+        first_allowing("touch a", specs, read_only_part=lambda _: False, covers_file_commands=False)
+        is None
+    )

@@ -14,6 +14,7 @@ import dataclasses
 from typing import Any
 
 from conformance.instruments.mutants.base import MutantEngine, session_fault
+from reference.profiles import BINARY_EXTENSIONS_2188
 
 
 def _play(engine: MutantEngine, **variant: Any) -> None:
@@ -273,7 +274,7 @@ def _documented_no_cascade(engine: MutantEngine) -> None:
 
 @session_fault(
     "2188-plays-documented-hook-update",
-    "Under claude-code-2.1.88, a hook's updatedInput replaces the input (documented)",
+    "Under claude-code-2.1.88, the first allowing hook's updatedInput counts (documented)",
     breaks=("HOOK-UPDATE-1",),
     profile="claude-code-2.1.88",
 )
@@ -293,11 +294,11 @@ def _latest_hook_update(engine: MutantEngine) -> None:
 
 @session_fault(
     "documented-plays-2188-hook-update",
-    "Under documented, a hook's updatedInput is ignored (2.1.88's HOOK-UPDATE-1)",
+    "Under documented, only the hook that ended last gives updatedInput (2.1.88's)",
     breaks=("HOOK-UPDATE-1",),
 )
 def _documented_hook_update(engine: MutantEngine) -> None:
-    _play(engine, hook_updated_input="ignored")
+    _play(engine, hook_updated_input="last-ended")
 
 
 @session_fault(
@@ -850,3 +851,281 @@ def _latest_token_refusal(engine: MutantEngine) -> None:
 )
 def _latest_early_stop(engine: MutantEngine) -> None:
     _play(engine, count_whole_view=False)
+
+
+# -- Bash allow rules and file commands (PERM-BASH-1) ----------------------------------
+
+
+@session_fault(
+    "2188-plays-documented-bash-file-commands",
+    "Under claude-code-2.1.88, a Bash(touch:*) rule allows touch (documented PERM-BASH-1)",
+    breaks=("PERM-BASH-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_bash_file_commands(engine: MutantEngine) -> None:
+    _play(engine, bash_rules_cover_file_commands=True)
+
+
+@session_fault(
+    "documented-plays-2188-bash-file-commands",
+    "Under documented, a Bash(mkdir:*) rule leaves mkdir asking (2.1.88's PERM-BASH-1)",
+    breaks=("PERM-BASH-1",),
+)
+def _documented_bash_file_commands(engine: MutantEngine) -> None:
+    _play(engine, bash_rules_cover_file_commands=False)
+
+
+# -- binary files told by name (READ-BINARY-1) -------------------------------------------
+
+
+@session_fault(
+    "2188-plays-documented-binary-by-bytes",
+    "Under claude-code-2.1.88, binary is told by the bytes (documented READ-BINARY-1)",
+    breaks=("READ-BINARY-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_binary_by_bytes(engine: MutantEngine) -> None:
+    _play(engine, binary_extensions=None)
+
+
+@session_fault(
+    "documented-plays-2188-binary-by-name",
+    "Under documented, binary is told by the name (2.1.88's READ-BINARY-1)",
+    breaks=("READ-BINARY-1",),
+)
+def _documented_binary_by_name(engine: MutantEngine) -> None:
+    _play(engine, binary_extensions=BINARY_EXTENSIONS_2188)
+
+
+@session_fault(
+    "latest-plays-2188-binary-names",
+    "Under claude-code-latest, the shorter list of 2.1.88 tells binary files (READ-BINARY-1)",
+    breaks=("READ-BINARY-1",),
+    profile="claude-code-latest",
+)
+def _latest_binary_names(engine: MutantEngine) -> None:
+    _play(engine, binary_extensions=BINARY_EXTENSIONS_2188)
+
+
+# -- notebooks, NotebookEdit and PDFs ---------------------------------------------------
+
+_NOTEBOOK_PDF_TEXTS = (
+    "nbedit_not_notebook",
+    "nbedit_not_json",
+    "nbedit_no_cells",
+    "nbedit_index_not_found",
+    "notebook_not_json",
+    "notebook_too_large",
+    "pdf_pages_invalid",
+    "pdf_pages_too_many",
+    "pdf_too_large",
+    "pdf_whole_read",
+    "pdf_pages_required",
+    "read_empty",
+)
+
+
+def _documented_notebook_pdf_texts(engine: MutantEngine) -> None:
+    """The session's profile with the documented notebook and PDF texts."""
+    texts = engine.live_session.profile.texts
+    _play(engine, texts={k: v for k, v in texts.items() if k not in _NOTEBOOK_PDF_TEXTS})
+
+
+@session_fault(
+    "2188-plays-documented-notebook-pdf-texts",
+    "Under claude-code-2.1.88, NotebookEdit's and PDF Read's refusals and notes are documented",
+    breaks=(
+        "NBEDIT-VALIDATE-1",
+        "NB-RENDER-1",
+        "PDF-PAGES-1",
+        "PDF-PAGES-2",
+        "PDF-REQUIRE-1",
+        "PDF-SIZE-1",
+        "PDF-SEND-1",
+    ),
+    profile="claude-code-2.1.88",
+)
+def _2188_notebook_pdf_texts(engine: MutantEngine) -> None:
+    _documented_notebook_pdf_texts(engine)
+
+
+@session_fault(
+    "latest-plays-documented-notebook-pdf-texts",
+    "Under claude-code-latest, notebook and PDF refusals and notes are documented",
+    breaks=(
+        "NBEDIT-VALIDATE-1",
+        "NB-SIZE-1",
+        "NB-PARSE-1",
+        "PDF-PAGES-1",
+        "PDF-PAGES-2",
+        "PDF-REQUIRE-1",
+        "PDF-SIZE-1",
+        "PDF-SEND-1",
+    ),
+    profile="claude-code-latest",
+)
+def _latest_notebook_pdf_texts(engine: MutantEngine) -> None:
+    _documented_notebook_pdf_texts(engine)
+
+
+@session_fault(
+    "2188-plays-documented-nbedit-result",
+    "Under claude-code-2.1.88, NotebookEdit names a cell without an id cell-N, documented output",
+    breaks=("NBEDIT-RESULT-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_nbedit_result(engine: MutantEngine) -> None:
+    _play(engine, notebook_edit_output="documented", unnamed_cell=None)
+
+
+@session_fault(
+    "2188-plays-documented-nameless-cell",
+    "Under claude-code-2.1.88, a cell without an id is named cell-N (documented NBEDIT-RESULT-1)",
+    breaks=("NBEDIT-RESULT-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_nameless_cell(engine: MutantEngine) -> None:
+    _play(engine, unnamed_cell=None)
+
+
+@session_fault(
+    "documented-plays-2188-nameless-cell",
+    "Under documented, a cell without an id is named undefined (2.1.88's NBEDIT-RESULT-1)",
+    breaks=("NBEDIT-RESULT-1",),
+)
+def _documented_nameless_cell(engine: MutantEngine) -> None:
+    _play(engine, unnamed_cell="undefined")
+
+
+@session_fault(
+    "documented-plays-release-nbedit-output",
+    "Under documented, NotebookEdit's output is the releases' (language, files, call's type)",
+    breaks=("NBEDIT-RESULT-1",),
+)
+def _documented_nbedit_output(engine: MutantEngine) -> None:
+    _play(engine, notebook_edit_output="release")
+
+
+@session_fault(
+    "latest-plays-2188-nbedit-output",
+    "Under claude-code-latest, NotebookEdit's output has no old_source (2.1.88's)",
+    breaks=("NBEDIT-RESULT-1",),
+    profile="claude-code-latest",
+)
+def _latest_nbedit_output(engine: MutantEngine) -> None:
+    _play(engine, notebook_old_source=False)
+
+
+@session_fault(
+    "latest-plays-documented-cell-ids",
+    "Under claude-code-latest, a new cell's id is 11 letters and digits (documented)",
+    breaks=("NBEDIT-INSERT-1",),
+    profile="claude-code-latest",
+)
+def _latest_cell_ids(engine: MutantEngine) -> None:
+    _play(engine, new_cell_id_hex=False)
+
+
+@session_fault(
+    "2188-plays-documented-missing-notebook",
+    "Under claude-code-2.1.88, a missing notebook is refused as missing (documented order)",
+    breaks=("NBEDIT-VALIDATE-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_missing_notebook(engine: MutantEngine) -> None:
+    _play(engine, notebook_missing_unread=False)
+
+
+@session_fault(
+    "documented-plays-release-missing-notebook",
+    "Under documented, a missing notebook is refused as never read (the releases' order)",
+    breaks=("NBEDIT-VALIDATE-1",),
+)
+def _documented_missing_notebook(engine: MutantEngine) -> None:
+    _play(engine, notebook_missing_unread=True)
+
+
+@session_fault(
+    "2188-plays-documented-pdf-document",
+    "Under claude-code-2.1.88, a whole PDF read's document is in the tool_result (documented)",
+    breaks=("PDF-SEND-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_pdf_document(engine: MutantEngine) -> None:
+    _play(engine, pdf_document_in_result=True)
+
+
+@session_fault(
+    "documented-plays-2188-pdf-document",
+    "Under documented, a whole PDF read's document is beside the tool_result (2.1.88's)",
+    breaks=("PDF-SEND-1",),
+)
+def _documented_pdf_document(engine: MutantEngine) -> None:
+    _play(engine, pdf_document_in_result=False)
+
+
+@session_fault(
+    "2188-plays-documented-pdf-output",
+    "Under claude-code-2.1.88, a whole PDF read's output counts its pages (documented)",
+    breaks=("PDF-SEND-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_pdf_output(engine: MutantEngine) -> None:
+    _play(engine, pdf_whole_output_counts_pages=True)
+
+
+@session_fault(
+    "documented-plays-release-pdf-output",
+    "Under documented, a whole PDF read's output has no page count (the releases')",
+    breaks=("PDF-SEND-1",),
+)
+def _documented_pdf_output(engine: MutantEngine) -> None:
+    _play(engine, pdf_whole_output_counts_pages=False)
+
+
+@session_fault(
+    "2188-plays-documented-notebook-view",
+    "Under claude-code-2.1.88, a notebook's blocks are documented (one per cell and output)",
+    breaks=("NB-RENDER-1", "NB-OUTPUT-1"),
+    profile="claude-code-2.1.88",
+)
+def _2188_notebook_view(engine: MutantEngine) -> None:
+    _play(engine, notebook_joined_text=False, notebook_release_outputs=False)
+
+
+@session_fault(
+    "latest-plays-documented-notebook-outputs",
+    "Under claude-code-latest, notebook outputs lose ANSI codes, show every image (documented)",
+    breaks=("NB-OUTPUT-1",),
+    profile="claude-code-latest",
+)
+def _latest_notebook_outputs(engine: MutantEngine) -> None:
+    _play(engine, notebook_release_outputs=False)
+
+
+@session_fault(
+    "documented-plays-release-notebook-view",
+    "Under documented, a notebook's text blocks are joined into one (the releases' NB-RENDER-1)",
+    breaks=("NB-RENDER-1",),
+)
+def _documented_notebook_view(engine: MutantEngine) -> None:
+    _play(engine, notebook_joined_text=True)
+
+
+@session_fault(
+    "2188-plays-documented-notebook-output",
+    "Under claude-code-2.1.88, a notebook read's output holds the cells as stored (documented)",
+    breaks=("NB-RENDER-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_notebook_output(engine: MutantEngine) -> None:
+    _play(engine, notebook_shown_cells=False)
+
+
+@session_fault(
+    "documented-plays-release-notebook-output",
+    "Under documented, a notebook read's output holds the cells as shown (the releases')",
+    breaks=("NB-RENDER-1",),
+)
+def _documented_notebook_output(engine: MutantEngine) -> None:
+    _play(engine, notebook_shown_cells=True)

@@ -154,9 +154,9 @@ class AgentAdapter(ProtocolServer):
         return answer
 
     def _begin(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """A new session; one the agent cannot be given leaves the current one running, as
+        an ``unsupported`` answer changes nothing (PROTO-UNSUPPORTED-1)."""
         session: Mapping[str, Any] = request["session"]
-        self._stop()
-        self._session = None
         definition = self.definition
         wanted = session.get("profile")
         if wanted is not None and wanted not in definition.profiles:  # PROTO-BEGIN-3
@@ -165,13 +165,13 @@ class AgentAdapter(ProtocolServer):
         settings = session.get("settings") or {}
         if self._mapper is None:
             _check_settings(definition.name, settings)
-            self._settings = SettingsPlan()
+            plan = SettingsPlan()
         else:
             root = str(session["root"])
             context = SettingsContext(
                 root=root, cwd=str(session.get("cwd") or root), env=definition.launch.env
             )
-            self._settings = self._mapper(settings, context)
+            plan = self._mapper(settings, context)
         if session.get("test_tools") and definition.test_tools is None:
             raise Unmappable(f"{definition.name} registers no test tools (no Probe, no test MCP)")
         env = {str(k): str(v) for k, v in (session.get("env") or {}).items()}
@@ -182,6 +182,8 @@ class AgentAdapter(ProtocolServer):
         )
         if unread:
             raise Unmappable(f"{definition.name} reads no {', '.join(unread)}")
+        self._stop()
+        self._settings = plan
         self._session = dict(session)
         self._probes_done = 0
         return {"ok": True}

@@ -278,12 +278,12 @@ class AgentSession:
             "LANG": "C.UTF-8",
             **inherited,
             "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', os.defpath)}",
-            "HOME": str(home),
             "TMPDIR": str(self.work / "tmp"),
             "TERM": "dumb",
             "SHELL": shutil.which("bash") or "/bin/sh",
             "NO_COLOR": "1",
             **env,
+            "HOME": str(home),  # PROTO-BEGIN-2: the session's home wins over its env's HOME
         }
         launch = self.definition.launch
         process_env.update({k: _expand(v, values) for k, v in launch.env.items()})

@@ -16,11 +16,12 @@ from typing import Any, Final
 
 from reference import errors, fileio, text, tokens
 from reference.filestate import ReadRecord
+from reference.profiles import DOCUMENTED, Profile
 from reference.tool import ContentBlock, ToolResult, ToolUseContext
 
 MAX_NOTEBOOK_BYTES: Final = 100 * 1024 * 1024  # NB-SIZE-1
-INVALID_NOTEBOOK: Final = "Notebook is not valid JSON or has no cells list."  # NB-PARSE-1
 IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg"})  # NB-OUTPUT-1
+DEFAULT_LANGUAGE: Final = "python"  # the releases' language of a notebook without language_info
 _ANSI: Final = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")  # CSI and two-byte escapes
 
 
@@ -29,25 +30,36 @@ def is_notebook(path: str) -> bool:
     return path.lower().endswith(".ipynb")
 
 
-def check_size(size: int) -> None:
+def check_size(size: int, profile: Profile = DOCUMENTED) -> None:
     """NB-SIZE-1: decided by ``stat`` alone, before any byte is read."""
     if size > MAX_NOTEBOOK_BYTES:
-        raise errors.NotebookTooLargeError(
-            f"Notebook is larger than 100 MB ({size} bytes) and cannot be read. "
-            "Use Bash with jq to read specific cells."
-        )
+        raise errors.NotebookTooLargeError(profile.text("notebook_too_large", size=size))
 
 
-def parse_cells(content: str) -> list[Any]:
+def parse_cells(content: str, profile: Profile = DOCUMENTED) -> list[Any]:
     """NB-PARSE-1: the ``cells`` list of a JSON object, else ``InvalidNotebookError``."""
+    cells: list[Any] = parse_notebook(content, profile)["cells"]
+    return cells
+
+
+def parse_notebook(content: str, profile: Profile = DOCUMENTED) -> dict[str, Any]:
+    """NB-PARSE-1: the JSON object, holding a ``cells`` list, else ``InvalidNotebookError``."""
     try:
         doc = json.loads(content)
     except ValueError as exc:
-        raise errors.InvalidNotebookError(INVALID_NOTEBOOK) from exc
+        message = profile.text("notebook_not_json", error=str(exc))
+        raise errors.InvalidNotebookError(message) from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
-        raise errors.InvalidNotebookError(INVALID_NOTEBOOK)
-    cells: list[Any] = doc["cells"]
-    return cells
+        raise errors.InvalidNotebookError(profile.text("notebook_no_cells"))
+    return doc
+
+
+def language_of(doc: Mapping[str, Any]) -> str:
+    """The releases' language of a notebook: ``metadata.language_info.name``, else python."""
+    metadata = doc.get("metadata")
+    info = metadata.get("language_info") if isinstance(metadata, Mapping) else None
+    name = info.get("name") if isinstance(info, Mapping) else None
+    return name if isinstance(name, str) else DEFAULT_LANGUAGE
 
 
 def _joined(value: Any) -> str:
@@ -59,9 +71,10 @@ def _joined(value: Any) -> str:
     return ""
 
 
-def _text_block(value: str) -> list[ContentBlock]:
-    """A text block, or none for empty text (an output that gives no text adds no block)."""
-    return [{"type": "text", "text": value}] if value else []
+def _text_block(value: str, lead: str = "") -> list[ContentBlock]:
+    """A text block (``lead`` before the text), or none for empty text (an output that
+    gives no text adds no block)."""
+    return [{"type": "text", "text": lead + value}] if value else []
 
 
 def cell_name(cell: Mapping[str, Any], index: int) -> str:
@@ -70,33 +83,51 @@ def cell_name(cell: Mapping[str, Any], index: int) -> str:
     return ident if isinstance(ident, str) and ident else f"cell-{index}"
 
 
-def _output_blocks(output: Mapping[str, Any]) -> list[ContentBlock]:
-    """NB-OUTPUT-1: the blocks one output gives, in order."""
+def _output_blocks(output: Mapping[str, Any], *, release: bool = False) -> list[ContentBlock]:
+    """NB-OUTPUT-1: the blocks one output gives, in order; ``release``: as the releases give
+    them (each text after a newline, a text/plain before the first image, the only one,
+    ANSI sequences kept)."""
     kind = output.get("output_type")
+    lead = "\n" if release else ""
     if kind == "stream":
-        return _text_block(_joined(output.get("text")))
+        return _text_block(_joined(output.get("text")), lead)
     if kind in ("execute_result", "display_data"):
         data = output.get("data")
         if not isinstance(data, Mapping):
             return []
-        blocks: list[ContentBlock] = []
+        images: list[ContentBlock] = []
         for media_type, value in data.items():
             encoded = _joined(value).replace("\r", "").replace("\n", "")
             if media_type in IMAGE_TYPES and encoded:
                 source = {"type": "base64", "media_type": media_type, "data": encoded}
-                blocks.append({"type": "image", "source": source})
-        return blocks + _text_block(_joined(data.get("text/plain")))
+                images.append({"type": "image", "source": source})
+        plain = _text_block(_joined(data.get("text/plain")), lead)
+        return plain + images[:1] if release else images + plain
     if kind == "error":
         traceback = output.get("traceback")
         lines = [f"{output.get('ename', '')}: {output.get('evalue', '')}"]
         if isinstance(traceback, list):
             lines.extend(line for line in traceback if isinstance(line, str))
-        return _text_block(_ANSI.sub("", "\n".join(lines)))
+        shown = "\n".join(lines)
+        return _text_block(shown if release else _ANSI.sub("", shown), lead)
     return []
 
 
-def render(cells: list[Any]) -> list[ContentBlock]:
-    """NB-RENDER-1: per cell, its text block, then (code cells) its outputs' blocks."""
+def _joined_texts(blocks: list[ContentBlock]) -> list[ContentBlock]:
+    """NB-RENDER-1 under the releases: each run of text blocks as one, joined by newlines."""
+    out: list[ContentBlock] = []
+    for block in blocks:
+        if block["type"] == "text" and out and out[-1]["type"] == "text":
+            out[-1] = {"type": "text", "text": f"{out[-1]['text']}\n{block['text']}"}
+        else:
+            out.append(block)
+    return out
+
+
+def render(cells: list[Any], profile: Profile = DOCUMENTED) -> list[ContentBlock]:
+    """NB-RENDER-1: per cell, its text block, then (code cells) its outputs' blocks; under
+    a profile whose release joins them, each run of text blocks as one."""
+    release = profile.notebook_release_outputs
     blocks: list[ContentBlock] = []
     for index, raw in enumerate(cells):
         cell: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
@@ -110,8 +141,77 @@ def render(cells: list[Any]) -> list[ContentBlock]:
         if cell_type == "code" and isinstance(outputs, list):
             for output in outputs:
                 if isinstance(output, Mapping):
-                    blocks.extend(_output_blocks(output))
-    return blocks
+                    blocks.extend(_output_blocks(output, release=release))
+    return _joined_texts(blocks) if profile.notebook_joined_text else blocks
+
+
+def _shown_output(output: Mapping[str, Any]) -> dict[str, Any]:
+    """NB-OUTPUT-1 under the releases: an output as their structured output holds it, its
+    text (empty when it has none, ANSI sequences kept) and its first image."""
+    kind = output.get("output_type")
+    text_of = ""
+    image: dict[str, Any] | None = None
+    if kind == "stream":
+        text_of = _joined(output.get("text"))
+    elif kind in ("execute_result", "display_data"):
+        data = output.get("data")
+        data = data if isinstance(data, Mapping) else {}
+        text_of = _joined(data.get("text/plain"))
+        for media_type, value in data.items():
+            encoded = _joined(value).replace("\r", "").replace("\n", "")
+            if media_type in IMAGE_TYPES and encoded:
+                image = {"image_data": encoded, "media_type": media_type}
+                break
+    elif kind == "error":
+        traceback = output.get("traceback")
+        lines = [f"{output.get('ename', '')}: {output.get('evalue', '')}"]
+        if isinstance(traceback, list):
+            lines.extend(line for line in traceback if isinstance(line, str))
+        text_of = "\n".join(lines)
+    return {"output_type": kind, "text": text_of, **({"image": image} if image else {})}
+
+
+def shown_cells(cells: list[Any], language: str) -> list[dict[str, Any]]:
+    """NB-RENDER-1 under a profile whose release gives them: the cells as its structured
+    output holds them (``cellType``, the source as one string, ``execution_count`` when
+    set, ``cell_id``, a code cell's ``language`` and its outputs when it has some)."""
+    shown: list[dict[str, Any]] = []
+    for index, raw in enumerate(cells):
+        cell: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        cell_type = cell.get("cell_type")
+        entry: dict[str, Any] = {"cellType": cell_type, "source": _joined(cell.get("source"))}
+        if cell.get("execution_count") is not None:
+            entry["execution_count"] = cell["execution_count"]
+        entry["cell_id"] = cell_name(cell, index)
+        outputs = cell.get("outputs")
+        if cell_type == "code":
+            entry["language"] = language
+            if isinstance(outputs, list) and outputs:
+                entry["outputs"] = [_shown_output(o) for o in outputs if isinstance(o, Mapping)]
+        shown.append(entry)
+    return shown
+
+
+def render_shown(cells: list[Any], profile: Profile) -> list[ContentBlock]:
+    """NB-RENDER-1, NB-OUTPUT-1 as the releases render ``shown_cells``: each cell's text
+    block, then each output's text (after a newline) and its image; runs of text joined
+    where the profile's release joins them."""
+    lead = "\n" if profile.notebook_release_outputs else ""
+    blocks: list[ContentBlock] = []
+    for cell in cells:
+        name, cell_type = cell["cell_id"], cell["cellType"]
+        mark = f"<cell_type>{cell_type}</cell_type>" if cell_type in ("markdown", "raw") else ""
+        blocks.append(
+            {"type": "text", "text": f'<cell id="{name}">{mark}{cell["source"]}</cell id="{name}">'}
+        )
+        for output in cell.get("outputs", ()):
+            blocks.extend(_text_block(output["text"], lead))
+            image = output.get("image")
+            if image is not None:
+                source = {"type": "base64", "media_type": image["media_type"]}
+                source["data"] = image["image_data"]
+                blocks.append({"type": "image", "source": source})
+    return _joined_texts(blocks) if profile.notebook_joined_text else blocks
 
 
 def _enforce_token_cap(blocks: list[ContentBlock], path: str, cap: int) -> None:
@@ -135,12 +235,17 @@ def read(
     view: tuple[int, int],
 ) -> ToolResult:
     """The notebook's cells; ``view`` is the call's normalized (offset, limit) for its record."""
-    check_size(st.size)
+    profile = ctx.session.profile
+    check_size(st.size, profile)
     if data is None:
         data = fileio.read_bytes(path)
     content = text.decode(data, text.detect_encoding(data))
-    cells = parse_cells(content)
-    _enforce_token_cap(render(cells), path, ctx.session.max_read_tokens)
+    doc = parse_notebook(content, profile)
+    cells: list[Any] = doc["cells"]
+    if profile.notebook_shown_cells:  # NB-RENDER-1 under a profile whose release gives them
+        cells = shown_cells(cells, language_of(doc))
+    result = ToolResult(data={"type": "notebook", "file": {"filePath": path, "cells": cells}})
+    _enforce_token_cap(to_blocks(result.data, profile), path, ctx.session.max_read_tokens)
     offset, limit = view
     ctx.session.read_state.set(  # NB-STATE-1: a full Read record, so dedup and NotebookEdit see it
         path,
@@ -155,10 +260,15 @@ def read(
             turn=ctx.session.turn,  # READ-DEDUP-5
         ),
     )
-    return ToolResult(data={"type": "notebook", "file": {"filePath": path, "cells": cells}})
+    return result
 
 
-def to_blocks(data: Mapping[str, Any]) -> list[ContentBlock]:
-    """NB-RENDER-1: the content is rendered from the cells as stored."""
+def to_blocks(data: Mapping[str, Any], profile: Profile = DOCUMENTED) -> list[ContentBlock]:
+    """NB-RENDER-1: the content is rendered from the cells of the output (as stored, or as
+    shown where the profile's release gives those); where it is empty, the profile's
+    ``read_empty`` text (documented: none) is the one block."""
     cells: list[Any] = data["file"]["cells"]
-    return render(cells)
+    shown = profile.notebook_shown_cells
+    blocks = render_shown(cells, profile) if shown else render(cells, profile)
+    empty = "" if blocks else profile.text("read_empty")
+    return [{"type": "text", "text": empty}] if empty else blocks

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from reference import errors, fileio
+from reference.profiles import DOCUMENTED, Profile
 from reference.tool import ContentBlock, ToolResult
 
 if TYPE_CHECKING:
@@ -41,10 +42,6 @@ INVALID_PDF: Final = (  # PDF-OPEN-1
 PASSWORD_PROTECTED: Final = (  # PDF-OPEN-1
     "PDF is password protected. Try using a CLI tool to extract or convert the PDF."
 )
-TOO_LARGE: Final = (  # PDF-SIZE-1
-    "PDF too large (max 100 pages, 20MB). Try reading the file a different way "
-    "(e.g., extract text with pdftotext)."
-)
 
 
 class PageRange(NamedTuple):
@@ -63,25 +60,24 @@ def is_pdf(path: str, head: bytes) -> bool:
     return path.lower().endswith(".pdf") or head.startswith(PDF_SIGNATURE)
 
 
-def parse_pages(value: str) -> PageRange:
-    """PDF-PAGES-1: ``N`` or ``N-M``, ``N >= 1``, ``M >= N``, whitespace around allowed."""
+def parse_pages(value: str, profile: Profile = DOCUMENTED) -> PageRange:
+    """PDF-PAGES-1: ``N`` or ``N-M``, ``N >= 1``, ``M >= N``, whitespace around allowed;
+    the refusal worded as ``profile``'s release words it."""
     match = _PAGES.fullmatch(value)
     first = int(match.group(1)) if match else 0
     last = int(match.group(2) or first) if match else 0
     if match is None or first < 1 or last < first:
-        raise errors.InvalidPagesError(
-            f'Invalid pages parameter: "{value}". Use a page number such as "3" or a range '
-            'such as "1-5".'
-        )
+        raise errors.InvalidPagesError(profile.text("pdf_pages_invalid", pages=value))
     return PageRange(first, last)
 
 
-def check_range_length(value: str, pages: PageRange) -> None:
+def check_range_length(value: str, pages: PageRange, profile: Profile = DOCUMENTED) -> None:
     """PDF-PAGES-2: at most 20 pages per call, decided from the range alone."""
     if pages.length > MAX_PAGES_PER_CALL:
         raise errors.InvalidPagesError(
-            f'Page range "{value}" has {pages.length} pages; at most {MAX_PAGES_PER_CALL} '
-            "pages can be read per call."
+            profile.text(
+                "pdf_pages_too_many", pages=value, count=pages.length, limit=MAX_PAGES_PER_CALL
+            )
         )
 
 
@@ -119,20 +115,24 @@ def _subset(reader: PdfReader, pages: PageRange) -> bytes:
     return buffer.getvalue()
 
 
-def _check_size(size: int) -> None:
+def _check_size(size: int, profile: Profile) -> None:
     if size > MAX_SEND_BYTES:  # PDF-SIZE-1
-        raise errors.PdfTooLargeError(TOO_LARGE)
+        raise errors.PdfTooLargeError(profile.text("pdf_too_large"))
 
 
-def read(path: str, size: int, data: bytes | None, pages: str | None) -> ToolResult:
+def read(
+    path: str, size: int, data: bytes | None, pages: str | None, profile: Profile = DOCUMENTED
+) -> ToolResult:
     """The PDF, whole or the pages of ``pages``; records nothing (IMG-STATE-1).
 
     ``size`` is the file's size from ``stat``; ``data`` its bytes when the
-    caller already read them.
+    caller already read them; ``profile`` the session's, whose release may word
+    the refusals otherwise and give a whole read's output without its page
+    count (PDF-SEND-1).
     """
     if pages is None:
         # PDF-SIZE-1: a whole read sends the file, so stat decides before any byte is read
-        _check_size(size)
+        _check_size(size, profile)
     if data is None:
         data = fileio.read_bytes(path)
     if pages is None:
@@ -142,35 +142,60 @@ def read(path: str, size: int, data: bytes | None, pages: str | None) -> ToolRes
             count = None  # PDF-OPEN-1: a whole read sends it as it is, as 2.1.88 does
         if count is not None and count > MAX_PAGES_WITHOUT_RANGE:  # PDF-REQUIRE-1
             raise errors.PdfPagesRequiredError(
-                f"This PDF has {count} pages, which is more than {MAX_PAGES_WITHOUT_RANGE}. "
-                'Read it in ranges with the pages parameter (for example pages: "1-5"), '
-                f"at most {MAX_PAGES_PER_CALL} pages per call."
+                profile.text(
+                    "pdf_pages_required",
+                    count=count,
+                    most=MAX_PAGES_WITHOUT_RANGE,
+                    limit=MAX_PAGES_PER_CALL,
+                )
             )
         sent = data  # PDF-SEND-1: the file's bytes, unchanged
     else:
         reader, count = _open(data)
-        wanted = parse_pages(pages)
+        wanted = parse_pages(pages, profile)
         if wanted.first > count:  # PDF-RANGE-1
             raise errors.PdfPageOutOfRangeError(
                 f"Page {wanted.first} is out of range: the PDF has {count} pages."
             )
         sent = _subset(reader, PageRange(wanted.first, min(wanted.last, count)))  # cut at the end
-        _check_size(len(sent))
-    return ToolResult(
-        data={
-            "type": "pdf",
-            "file": {
-                "filePath": path,
-                "base64": base64.b64encode(sent).decode("ascii"),
-                "originalSize": len(data),
-                "numPages": count,
-                "pages": pages,
-            },
-        }
-    )
+        _check_size(len(sent), profile)
+    file: dict[str, Any] = {
+        "filePath": path,
+        "base64": base64.b64encode(sent).decode("ascii"),
+        "originalSize": len(data),
+    }
+    if pages is not None or profile.pdf_whole_output_counts_pages:  # PDF-SEND-1
+        file.update(numPages=count, pages=pages)
+    return ToolResult(data={"type": "pdf", "file": file})
 
 
-def to_blocks(data: Mapping[str, Any]) -> list[ContentBlock]:
-    """PDF-SEND-1: one document block."""
-    source = {"type": "base64", "media_type": "application/pdf", "data": data["file"]["base64"]}
-    return [{"type": "document", "source": source}]
+def format_size(size: int) -> str:
+    """PDF-SEND-1 under the releases: a size as their whole-read note gives it (``1.2KB``):
+    bytes below 1 KiB, else KiB, MiB or GiB with one decimal, a trailing ``.0`` dropped."""
+    if size < 1024:
+        return f"{size} bytes"
+    value = float(size)
+    for unit in ("KB", "MB", "GB"):
+        value /= 1024
+        if value < 1024 or unit == "GB":
+            break
+    shown = f"{value:.1f}".removesuffix(".0")
+    return f"{shown}{unit}"
+
+
+def to_blocks(data: Mapping[str, Any], profile: Profile = DOCUMENTED) -> list[ContentBlock]:
+    """PDF-SEND-1: one document block; a whole read's note before it where the profile's
+    release writes one (its ``pdf_whole_read`` text is not empty), the note alone where the
+    release sends the document beside the tool_result."""
+    file = data["file"]
+    source = {"type": "base64", "media_type": "application/pdf", "data": file["base64"]}
+    blocks: list[ContentBlock] = [{"type": "document", "source": source}]
+    if not profile.pdf_document_in_result and file.get("pages") is None:
+        blocks = []
+    if file.get("pages") is None:
+        note = profile.text(
+            "pdf_whole_read", path=file["filePath"], size=format_size(file["originalSize"])
+        )
+        if note:
+            blocks.insert(0, {"type": "text", "text": note})
+    return blocks

@@ -141,6 +141,11 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
             f"File is covered by a Read deny rule in your permission settings ({rule.text}) "
             "and cannot be read."
         )
+    extension = binary_extension(ctx, path)
+    if extension is not None:  # READ-BINARY-1 by name, where the profile's release tells so
+        raise errors.BinaryFileNameError(
+            ctx.session.profile.text("binary_file", path=path, extension=extension)
+        )
     kind = st.kind
     if kind is fileio.FileKind.MISSING:  # READ-MISSING-1
         raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
@@ -152,8 +157,8 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
     if inp.pages is not None:  # READ-VALIDATE-1 code 7
         # PDF-PAGES-1 and PDF-PAGES-2 hold whatever the file's kind; on a file
         # that is not a PDF a well-formed pages is then ignored.
-        pages = read_pdf.parse_pages(inp.pages)
-        read_pdf.check_range_length(inp.pages, pages)
+        pages = read_pdf.parse_pages(inp.pages, ctx.session.profile)
+        read_pdf.check_range_length(inp.pages, pages, ctx.session.profile)
 
 
 def format_lines(lines: list[str], start: int) -> str:
@@ -253,7 +258,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
         whole = data if data is not None else fileio.read_bytes(path)
         return read_image.read(path, whole, image, ctx.session.max_read_tokens)
     if kind is Kind.PDF:
-        return read_pdf.read(path, st.size, data, inp.pages)
+        return read_pdf.read(path, st.size, data, inp.pages, ctx.session.profile)
     if kind is Kind.NOTEBOOK:
         return read_notebook.read(ctx, path, st, data, (offset, limit))
     unbounded = inp.limit is None  # READ-SIZE-2: only a limit lifts the size gate
@@ -264,7 +269,9 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
             "specific portions of the file, or search for specific content instead."
         )
     # READ-BINARY-1, READ-BINARY-2: from the first bytes alone, before the rest is read
-    _refuse_binary(path, data if data is not None else fileio.read_head(path, BINARY_SNIFF_BYTES))
+    _refuse_binary(
+        ctx, path, data if data is not None else fileio.read_head(path, BINARY_SNIFF_BYTES)
+    )
     if data is None:
         data = fileio.read_bytes(path)
     encoding = text.detect_encoding(data)
@@ -305,22 +312,32 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     return result
 
 
-def _refuse_binary(path: str, head: bytes) -> None:
+def binary_extension(ctx: ToolUseContext, path: str) -> str | None:
+    """READ-BINARY-1 where the session's profile tells binary files by name: the
+    lowercased extension of ``path`` when it is one of the profile's, else None."""
+    names = ctx.session.profile.binary_extensions
+    if names is None:
+        return None
+    extension = os.path.splitext(path)[1].lower()
+    return extension if extension[1:] in names else None
+
+
+def _refuse_binary(ctx: ToolUseContext, path: str, head: bytes) -> None:
     """READ-BINARY-1: a NUL in the first 8192 bytes, without a UTF-16LE mark, is binary.
 
     READ-BINARY-2: ``head`` is those bytes alone, so a huge (or sparse) file is
-    refused without reading the rest of it.
+    refused without reading the rest of it. Where the session's profile tells
+    binary files by name instead (``validate_input``), nothing is refused here.
     """
+    if ctx.session.profile.binary_extensions is not None:
+        return
     head = head[:BINARY_SNIFF_BYTES]
     if text.detect_encoding(head) is text.Encoding.UTF16LE or b"\x00" not in head:
         return
     unsupported = read_image.unsupported_format(head)
     if unsupported is not None:  # IMG-UNSUPPORTED-1
         raise read_image.unsupported_error(unsupported)
-    raise errors.BinaryFileError(  # READ-BINARY-1
-        f"{path} is a binary file and cannot be read as text. "
-        "Use a tool suited to its format instead."
-    )
+    raise errors.BinaryFileError(ctx.session.profile.text("binary_file", path=path))
 
 
 def _first_page(lines: list[str], cap: int) -> int:
@@ -377,9 +394,9 @@ def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     if kind == "image":
         return read_image.to_blocks(data)  # IMG-BLOCK-1
     if kind == "pdf":
-        return read_pdf.to_blocks(data)  # PDF-SEND-1
+        return read_pdf.to_blocks(data, profile)  # PDF-SEND-1
     if kind == "notebook":
-        return read_notebook.to_blocks(data)  # NB-RENDER-1, NB-OUTPUT-1
+        return read_notebook.to_blocks(data, profile)  # NB-RENDER-1, NB-OUTPUT-1
     file = data["file"]
     if file["content"] == "":  # READ-OFFSET-1, READ-EMPTY-1: a view with no text
         return (
@@ -406,6 +423,7 @@ READ_TOOL: Final[Tool[ReadInput]] = build_tool(
         errors.FileDoesNotExistError: 5,
         errors.NotARegularFileError: 6,
         errors.InvalidPagesError: 7,
+        errors.BinaryFileNameError: 8,
     },
     is_concurrency_safe=lambda _inp: True,
     is_read_only=lambda _inp: True,
