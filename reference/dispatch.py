@@ -19,11 +19,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from reference import errors, fileio, hooks
+from reference.export import is_deferred
 from reference.permissions.decision import PermissionDecision, decide
+from reference.permissions.rules import denied_tool_names
 from reference.permissions.session_rules import open_guard
 from reference.profiles import DOCUMENTED, Profile, schema_context
+from reference.registry import base_tools
 from reference.results import bound_output, persist, size_of, with_text_blocks
-from reference.schema_errors import format_schema_error, json_type, schema_error_text
+from reference.schema_errors import as_object, format_schema_error, json_type, schema_error_text
 from reference.tool import ContextModifier, ResultContent, Tool, ToolUseContext, find_tool
 
 Stage = Literal[
@@ -182,6 +185,18 @@ def dispatch(
     return outcome
 
 
+def _hook_input_keys(
+    tool: Tool, hook_input: Mapping[str, Any], profile: Profile
+) -> Mapping[str, Any]:
+    """HOOK-UPDATE-1: a hook's replacement input as the schema checks it: whole, or, under a
+    profile that drops them, without the keys the tool's schema does not know."""
+    if profile.hook_input_unknown_keys == "refused":
+        return hook_input
+    fields = tool.input_model.model_fields
+    known = {*fields, *(f.alias for f in fields.values() if f.alias)}
+    return {key: value for key, value in hook_input.items() if key in known}
+
+
 def _refused(tool_use_id: str, stage: Stage, message: str, **fields: Any) -> CallOutcome:
     return CallOutcome(
         tool_use_id=tool_use_id, content=wrap_error(message), is_error=True, stage=stage, **fields
@@ -222,7 +237,7 @@ class _Call:
             return _refused(  # DISP-FIND-1
                 self.id,
                 "unknown_tool",
-                f"Error: No such tool available: {self.name}",
+                self._unknown_tool_text(),
                 error_name=errors.UnknownToolError.error_name,
             )
         if self.ctx.abort.is_set():  # DISP-ABORT-1
@@ -244,7 +259,7 @@ class _Call:
                 message, stage="pre_hook", error_name=errors.HookBlockedError.error_name
             )
         if pre.updated_input is not None:  # HOOK-UPDATE-1: checked again from the schema on
-            checked = self._check_input(tool, pre.updated_input)
+            checked = self._check_input(tool, pre.updated_input, from_hook=True)
             if isinstance(checked, CallOutcome):
                 return checked
             parsed, observable = checked
@@ -262,6 +277,31 @@ class _Call:
                 message, stage="permission", error_name=errors.PermissionDeniedError.error_name
             )
         return self._call(tool, parsed, observable)
+
+    def _deferred_schema_hint(self, tool: Tool) -> str:
+        """REG-DEFER-1: what the profile appends to a failed call of an MCP tool whose schema
+        the model was not shown (deferred, and not yet returned by ToolSearch)."""
+        info = tool.mcp_info
+        if info is None or not is_deferred(tool) or tool.name in self.session.discovered_tools:
+            return ""
+        return self.session.profile.text(
+            "deferred_schema_hint", name=tool.name, schema=info.input_schema
+        )
+
+    def _unknown_tool_text(self) -> str:
+        """DISP-FIND-1's text, in the profile's words for the name of a built-in tool a
+        whole-tool deny rule removed (REG-DENY-1; not an alias) and for a name naming a tool
+        of the pool in other case."""
+        profile = self.session.profile
+        name = str(self.name)
+        denied = denied_tool_names(self.session.settings.permission_entries("deny"))
+        if name in denied and any(tool.name == name for tool in base_tools(self.session)):
+            return profile.text("unknown_tool_denied", name=name)
+        folded = name.casefold()
+        other = next((t.name for t in self.tools if t.name.casefold() == folded), None)
+        if other is not None:
+            return profile.text("unknown_tool_case", name=name, tool=other)
+        return profile.text("unknown_tool", name=name)
 
     def _hook_blocks(
         self, event: str, result: hooks.PreToolUseResult | hooks.PostToolUseResult
@@ -293,17 +333,21 @@ class _Call:
         )
 
     def _check_input(
-        self, tool: Tool, raw_input: object
+        self, tool: Tool, raw_input: object, *, from_hook: bool = False
     ) -> CallOutcome | tuple[Any, dict[str, Any]]:
         """Phases 4 to 6: strict schema, observable backfill, validate_input.
 
         The input as parsed (what ``call()`` gets, TOOL-CALL-1) and its
         observable form (DISP-BACKFILL-1), or the outcome that ends the call.
+        ``from_hook``: the input is a PreToolUse hook's replacement (HOOK-UPDATE-1), whose
+        schema refusal the profile words as its own and whose unknown keys it may drop.
         """
+        profile = self.session.profile
+        raw_input = as_object(raw_input, profile)  # DISP-SCHEMA-2: the profile's reading
+        if from_hook and isinstance(raw_input, Mapping):
+            raw_input = _hook_input_keys(tool, raw_input, profile)
         if not isinstance(raw_input, Mapping):
-            line = (
-                f"The input type is expected as `object` but provided as `{json_type(raw_input)}`"
-            )
+            line = profile.text("schema_not_object", provided=json_type(raw_input))
             return _refused(
                 self.id,
                 "input_schema",
@@ -318,22 +362,38 @@ class _Call:
                     dict(raw_input), context=schema_context(self.session.profile)
                 )
         except ValidationError as exc:
-            return _refused(  # DISP-SCHEMA-1
-                self.id,
-                "input_schema",
-                format_schema_error(tool, raw_input, exc),
+            text = format_schema_error(tool, raw_input, exc, profile)
+            if not from_hook:
+                return _refused(  # DISP-SCHEMA-1
+                    self.id, "input_schema", text, error_name=errors.InputValidationError.error_name
+                )
+            return CallOutcome(  # HOOK-UPDATE-1: the replacement's refusal, in the profile's words
+                tool_use_id=self.id,
+                content=profile.text(
+                    "hook_input_invalid",
+                    error=wrap_error(text),
+                    tool=tool.name,
+                    issues=text.removeprefix("InputValidationError: "),
+                ),
+                is_error=True,
+                stage="input_schema",
                 error_name=errors.InputValidationError.error_name,
             )
         # DISP-BACKFILL-1: hooks and permissions see expanded paths; call() gets the original.
         observable = tool.backfill_observable_input(raw_input, self.ctx.expand)
+        if from_hook and profile.hook_input_expanded:  # HOOK-UPDATE-1: call() gets it expanded
+            parsed = tool.input_model.model_validate(
+                dict(observable), context=schema_context(profile)
+            )
         if tool.validate_input is not None:
             try:
                 tool.validate_input(parsed, self.ctx)  # TOOL-VALIDATE-1: before hooks, prompts
             except errors.Refusal as refusal:  # DISP-VALIDATE-1
-                return _refused(
-                    self.id,
-                    "validate",
-                    refusal.message,
+                return CallOutcome(  # ERR-CODE-1, in the refusal's text of the profile
+                    tool_use_id=self.id,
+                    content=profile.text(refusal.text, message=refusal.message),
+                    is_error=True,
+                    stage="validate",
                     error_code=tool.error_code(refusal),
                     error_name=refusal.error_name,
                 )
@@ -358,7 +418,8 @@ class _Call:
             self.prevent_continuation |= post.prevent_continuation
             self.stop_reason = self.stop_reason or post.stop_reason
             ended = self._ended(
-                self.session.profile.text("call_error", message=message),  # ERR-CODE-2
+                self.session.profile.text("call_error", message=message)  # ERR-CODE-2
+                + self._deferred_schema_hint(tool),
                 stage="call",
                 error_name=classify_error(exc),
                 post=self._hook_blocks(hooks.POST_TOOL_USE_FAILURE, post),

@@ -60,7 +60,16 @@ class EngineError(ToolSystemError):
 
 
 class Refusal(ToolSystemError):
-    """A validateInput check failed; the tool's table maps the class to a code."""
+    """A validateInput check failed; the tool's table maps the class to a code.
+
+    ``text`` is the key of ``reference.texts.TEXTS`` the model's text is rendered
+    through (ERR-CODE-1: wrapped in ``<tool_use_error>``), so a profile whose release
+    shows one refusal otherwise names it by that key.
+    """
+
+    def __init__(self, message: str, *, text: str = "refusal") -> None:
+        super().__init__(message)
+        self.text = text
 
 
 class InvalidPathError(Refusal):

@@ -469,10 +469,10 @@ def interpret_pre_tool_use(
     """Combine the runs of one call's PreToolUse handlers, given in configuration order.
 
     ``updates`` is the session profile's HOOK-UPDATE-1: which hooks' ``updatedInput``
-    counts (those that allow or ask, none, every hook's, or only the hook that ended
-    last, whatever it decided); ``text`` renders the block's text for ``tool``
-    (HOOK-BLOCK-1) as the profile does; ``block_wins`` is its HOOK-DECISION-1 (a
-    deprecated ``block`` denies whatever ``permissionDecision`` says).
+    counts (those that allow or ask, every hook's, or only the hook that ended last,
+    whatever it decided); ``text`` renders the block's text for ``tool`` (HOOK-BLOCK-1)
+    as the profile does; ``block_wins`` is its HOOK-DECISION-1 (a deprecated ``block``
+    denies whatever ``permissionDecision`` says).
     """
     combined: Decision | None = None
     reasons: list[str] = []

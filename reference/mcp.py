@@ -217,7 +217,13 @@ def mcp_tool(server: McpServer, definition: McpToolDefinition) -> Tool[BaseModel
         map_result=map_result,
         classifier_input=_classifier_input,
         should_defer=True,  # REG-DEFER-1: every MCP tool is deferred
-        mcp_info=McpInfo(server_name=server.name, tool_name=definition.name),
+        mcp_info=McpInfo(
+            server_name=server.name,
+            tool_name=definition.name,
+            input_schema=json.dumps(
+                definition.input_schema, separators=(",", ":"), ensure_ascii=False
+            ),
+        ),
     )
 
 

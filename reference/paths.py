@@ -7,6 +7,8 @@ import posixpath
 import re
 from typing import Final
 
+from reference.profiles import DOCUMENTED, Profile, SimilarNames
+
 # READ-DEVICE-1: infinite output, waiting for input, standard-stream aliases.
 BLOCKED_DEVICE_PATHS: Final = frozenset(
     {
@@ -71,16 +73,20 @@ def thin_space_alternative(path: str) -> str | None:
     return alternative if alternative != path else None
 
 
-def similar_name(path: str) -> str | None:
-    """READ-SUGGEST-1: a sibling equal ignoring case, else with the same stem."""
+def similar_name(path: str, rule: SimilarNames = "case-or-stem") -> str | None:
+    """READ-SUGGEST-1: the sibling of ``path`` to suggest, by ``rule`` (the session's
+    profile's ``similar_names``): equal ignoring case, else the same stem, in name order;
+    or the same stem alone (case counts), in name order or in the directory's listing."""
     directory, name = posixpath.split(path)
     try:
-        siblings = sorted(os.listdir(directory))
+        listed = os.listdir(directory)
     except OSError:
         return None
-    for candidate in siblings:
-        if candidate != name and candidate.lower() == name.lower():
-            return posixpath.join(directory, candidate)
+    siblings = listed if rule == "stem-listed" else sorted(listed)
+    if rule == "case-or-stem":
+        for candidate in siblings:
+            if candidate != name and candidate.lower() == name.lower():
+                return posixpath.join(directory, candidate)
     stem = posixpath.splitext(name)[0]
     for candidate in siblings:
         if candidate != name and posixpath.splitext(candidate)[0] == stem:
@@ -88,10 +94,12 @@ def similar_name(path: str) -> str | None:
     return None
 
 
-def file_does_not_exist_message(path: str, cwd: str) -> str:
-    """READ-MISSING-1 / EDIT-SIMILAR-1."""
+def file_does_not_exist_message(path: str, cwd: str, profile: Profile = DOCUMENTED) -> str:
+    """READ-MISSING-1 / EDIT-SIMILAR-1, the suggestion as ``profile`` picks and words it."""
     message = f"File does not exist. Note: your current working directory is {cwd}."
-    suggestion = similar_name(path)
+    suggestion = similar_name(path, profile.similar_names)
     if suggestion is not None:
-        message += f" Did you mean {suggestion}?"
+        message += profile.text(
+            "did_you_mean", path=suggestion, name=posixpath.basename(suggestion)
+        )
     return message

@@ -32,12 +32,14 @@ __all__ = [
     "STATE_NOTE",
     "VARIANT_IDS",
     "Profile",
+    "SimilarNames",
     "WriteRead",
     "profile_named",
     "varying_ids",
 ]
 
 WriteRead = Literal["full", "any", "unread-text"]
+SimilarNames = Literal["case-or-stem", "stem-sorted", "stem-listed"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,6 +183,69 @@ class Profile:
     read_deny_blocks_edits: Literal["always", "existing"] = "always"
     """PERM-READDENY-1: a ``Read`` deny rule also denies Edit, Write and NotebookEdit of a
     path: always, or only of a path where something exists (creation not denied)."""
+    # --- notebooks, NotebookEdit and PDFs ---
+    notebook_edit_output: Literal["documented", "release"] = "documented"
+    """NBEDIT-RESULT-1: NotebookEdit's structured output: documented, or as the releases give
+    it, ``{"new_source", "cell_id", "cell_type", "language", "edit_mode", "error": "",
+    "notebook_path", "original_file", "updated_file"}``: ``cell_type`` the call's (``code``
+    when it gives none), ``language`` the notebook's ``metadata.language_info.name`` (else
+    ``python``), the file's text before and as written, no ``cell_id`` for a cell without a
+    name."""
+    notebook_old_source: bool = False
+    """NBEDIT-RESULT-1, with the releases' output: a replaced or deleted cell's source before
+    the edit is in it too, as ``old_source``."""
+    unnamed_cell: str | None = None
+    """NBEDIT-RESULT-1: None names a cell without an id ``cell-N`` (its index); else such a
+    cell (replaced, deleted or new) has no name: the text says this in its place (2.1.88:
+    ``undefined``) and the structured output has no ``cell_id``."""
+    new_cell_id_hex: bool = False
+    """NBEDIT-INSERT-1: a new cell's id is 8 lower-case hexadecimal digits (else 11
+    lower-case letters and digits)."""
+    notebook_missing_unread: bool = False
+    """NBEDIT-VALIDATE-1: a missing notebook with no record is refused as never read (code
+    8 and its message) before it is refused as missing (code 7)."""
+    notebook_joined_text: bool = False
+    """NB-RENDER-1: a notebook read's content has each run of text blocks joined by newlines
+    into one (the images between them stay blocks of their own)."""
+    notebook_release_outputs: bool = False
+    """NB-OUTPUT-1: an output's text is shown after a newline, an execute_result's or
+    display_data's text/plain before its first image, the only image shown, and ANSI
+    sequences are kept."""
+    notebook_shown_cells: bool = False
+    """NB-RENDER-1: a notebook read's structured output holds the cells as shown (each
+    ``{"cellType", "source", "execution_count"?, "cell_id", "language"?, "outputs"?}``, an
+    output ``{"output_type", "text", "image"?: {"image_data", "media_type"}}``), not as
+    stored; the content is rendered from them."""
+    pdf_document_in_result: bool = True
+    """PDF-SEND-1: a PDF read's document block is in the tool_result (else the release sends
+    it beside the result, which holds only the ``pdf_whole_read`` note)."""
+    pdf_whole_output_counts_pages: bool = True
+    """PDF-SEND-1: a whole PDF read's structured output has ``numPages`` and ``pages``
+    (else only ``filePath``, ``base64`` and ``originalSize``)."""
+    # -- validation, schema error, read, registry, MCP and hook-input variants --
+    schema_constraints: Literal["lines", "issues"] = "lines"
+    """DISP-SCHEMA-2: a value breaking a constraint gets its ``is invalid`` line, or, as the
+    releases do, no line; when no other line is left the text is ``InputValidationError:``
+    and the breached constraints' issue list as indented JSON."""
+    non_object_input: Literal["refused", "null-empty", "spread"] = "refused"
+    """DISP-SCHEMA-2: a non-object input is refused with its own line, or ``null`` is checked
+    as an empty object (the rest refused), or every non-object is checked as the object a
+    script's spread makes of it (an array's and a string's entries by index, else none)."""
+    hook_input_unknown_keys: Literal["refused", "dropped"] = "refused"
+    """HOOK-UPDATE-1: a key of a hook's ``updatedInput`` the tool's schema does not know is
+    refused by the schema check, as a model's would be, or dropped before it."""
+    hook_input_expanded: bool = False
+    """HOOK-UPDATE-1: ``call()`` receives a hook's replacement input in its observable form
+    (paths expanded, DISP-BACKFILL-1) rather than as the hook gave it, so a result naming
+    the path as given (FILE-PATH-1) names it expanded."""
+    empty_view_notice: Literal["any", "past-end"] = "any"
+    """READ-OFFSET-1: every view with no text is the notice, or only a view past the last
+    line and the view of a file with no text: a view of empty lines inside a file with text
+    shows them numbered."""
+    similar_names: SimilarNames = "case-or-stem"
+    """READ-SUGGEST-1: the sibling a missing file's message suggests: one equal ignoring case,
+    else one of the same stem, each the first in name order; or only one of the same stem
+    (case counts), the first in name order or in the directory's own listing order."""
     # -- claude-code-latest's own variants (2.1.332) ----------------------------------
     write_through_symlinks: bool = True
     """WRITE-ATOMIC-1: Write, Edit and NotebookEdit of a symbolic link replace its target
@@ -231,45 +296,9 @@ class Profile:
     write_over_undecodable: bool = True
     """WRITE-CONTENT-1: Write replaces an existing file whose bytes are not valid in its
     encoding (else it refuses it in call() and the file keeps its bytes)."""
-    # --- notebooks, NotebookEdit and PDFs ---
-    notebook_edit_output: Literal["documented", "release"] = "documented"
-    """NBEDIT-RESULT-1: NotebookEdit's structured output: documented, or as the releases give
-    it, ``{"new_source", "cell_id", "cell_type", "language", "edit_mode", "error": "",
-    "notebook_path", "original_file", "updated_file"}``: ``cell_type`` the call's (``code``
-    when it gives none), ``language`` the notebook's ``metadata.language_info.name`` (else
-    ``python``), the file's text before and as written, no ``cell_id`` for a cell without a
-    name."""
-    notebook_old_source: bool = False
-    """NBEDIT-RESULT-1, with the releases' output: a replaced or deleted cell's source before
-    the edit is in it too, as ``old_source``."""
-    unnamed_cell: str | None = None
-    """NBEDIT-RESULT-1: None names a cell without an id ``cell-N`` (its index); else such a
-    cell (replaced, deleted or new) has no name: the text says this in its place (2.1.88:
-    ``undefined``) and the structured output has no ``cell_id``."""
-    new_cell_id_hex: bool = False
-    """NBEDIT-INSERT-1: a new cell's id is 8 lower-case hexadecimal digits (else 11
-    lower-case letters and digits)."""
-    notebook_missing_unread: bool = False
-    """NBEDIT-VALIDATE-1: a missing notebook with no record is refused as never read (code
-    8 and its message) before it is refused as missing (code 7)."""
-    notebook_joined_text: bool = False
-    """NB-RENDER-1: a notebook read's content has each run of text blocks joined by newlines
-    into one (the images between them stay blocks of their own)."""
-    notebook_release_outputs: bool = False
-    """NB-OUTPUT-1: an output's text is shown after a newline, an execute_result's or
-    display_data's text/plain before its first image, the only image shown, and ANSI
-    sequences are kept."""
-    notebook_shown_cells: bool = False
-    """NB-RENDER-1: a notebook read's structured output holds the cells as shown (each
-    ``{"cellType", "source", "execution_count"?, "cell_id", "language"?, "outputs"?}``, an
-    output ``{"output_type", "text", "image"?: {"image_data", "media_type"}}``), not as
-    stored; the content is rendered from them."""
-    pdf_document_in_result: bool = True
-    """PDF-SEND-1: a PDF read's document block is in the tool_result (else the release sends
-    it beside the result, which holds only the ``pdf_whole_read`` note)."""
-    pdf_whole_output_counts_pages: bool = True
-    """PDF-SEND-1: a whole PDF read's structured output has ``numPages`` and ``pages``
-    (else only ``filePath``, ``base64`` and ``originalSize``)."""
+    pdf_empty_password_opens: bool = False
+    """PDF-OPEN-1: an encrypted PDF that the empty user password opens is read like any
+    other (else it is refused as password protected)."""
     texts: Mapping[str, str] = field(default_factory=dict)
     """The release's template for each text (a key of ``reference.texts.TEXTS``) it
     renders otherwise than documented; the annex lists the key's ID."""
@@ -321,11 +350,30 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "read_default_limit": "READ-RANGE-2",
         "read_decodes_utf16": "TEXT-ENC-1",
         "binary_extensions": "READ-BINARY-1",
+        "pdf_empty_password_opens": "PDF-OPEN-1",
         "empty_image_is_text": "IMG-DETECT-1",
         "hook_spaced_lists": "HOOK-MATCH-1",
         "grep_invalid_pattern_errs": "GREP-ERROR-1",
         "grep_past_end_notice": "GREP-PAGE-1",
         "grep_count_totals_alone": "GREP-COUNT-1",
+        # notebooks, NotebookEdit and PDFs
+        "notebook_edit_output": "NBEDIT-RESULT-1",
+        "notebook_old_source": "NBEDIT-RESULT-1",
+        "unnamed_cell": "NBEDIT-RESULT-1",
+        "new_cell_id_hex": "NBEDIT-INSERT-1",
+        "notebook_joined_text": "NB-RENDER-1",
+        "notebook_shown_cells": "NB-RENDER-1",
+        "notebook_release_outputs": "NB-OUTPUT-1",
+        "notebook_missing_unread": "NBEDIT-VALIDATE-1",
+        "pdf_document_in_result": "PDF-SEND-1",
+        "pdf_whole_output_counts_pages": "PDF-SEND-1",
+        # validation, schema error, read, registry, MCP and hook-input variants
+        "schema_constraints": "DISP-SCHEMA-2",
+        "non_object_input": "DISP-SCHEMA-2",
+        "similar_names": "READ-SUGGEST-1",
+        "empty_view_notice": "READ-OFFSET-1",
+        "hook_input_unknown_keys": "HOOK-UPDATE-1",
+        "hook_input_expanded": "HOOK-UPDATE-1",
         # claude-code-latest's own variants (2.1.332)
         "write_through_symlinks": "WRITE-ATOMIC-1",
         "write_over_undecodable": "WRITE-CONTENT-1",
@@ -340,17 +388,6 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "plan_as_default": "PERM-MODE-3",
         "token_cap_pages": "TOK-GATE-2",
         "count_whole_view": "TOK-EXACT-2",
-        # notebooks, NotebookEdit and PDFs
-        "notebook_edit_output": "NBEDIT-RESULT-1",
-        "notebook_old_source": "NBEDIT-RESULT-1",
-        "unnamed_cell": "NBEDIT-RESULT-1",
-        "new_cell_id_hex": "NBEDIT-INSERT-1",
-        "notebook_joined_text": "NB-RENDER-1",
-        "notebook_shown_cells": "NB-RENDER-1",
-        "notebook_release_outputs": "NB-OUTPUT-1",
-        "notebook_missing_unread": "NBEDIT-VALIDATE-1",
-        "pdf_document_in_result": "PDF-SEND-1",
-        "pdf_whole_output_counts_pages": "PDF-SEND-1",
     }
 )
 """Each variant field of :class:`Profile` and the SPEC ID whose annex row states it."""
@@ -418,6 +455,21 @@ RELEASE_NOTEBOOK_PDF_TEXTS: Final[Mapping[str, str]] = MappingProxyType(
     }
 )
 
+RELEASE_VALIDATION_TEXTS: Final[Mapping[str, str]] = MappingProxyType(  # both releases
+    {  # DISP-SCHEMA-2 under both releases: an integer field's type, by what was given
+        "schema_integer_type": "number",
+        "schema_integer_fraction": "int",
+        # READ-MISSING-1: Read's missing file not wrapped; READ-SUGGEST-1: the name alone
+        "read_missing": "{message}",
+        "did_you_mean": " Did you mean {name}?",
+        # BASH-VALIDATE-1: run_in_background is no parameter while background tasks are off
+        "bash_background_disabled": (
+            "<tool_use_error>InputValidationError: Bash failed due to the following issue:\n"
+            "An unexpected parameter `run_in_background` was provided</tool_use_error>"
+        ),
+    }
+)
+
 DOCUMENTED: Final = Profile(name="documented")
 
 _PROFILES: Final = (
@@ -450,6 +502,7 @@ _PROFILES: Final = (
         read_default_limit=False,
         read_decodes_utf16=False,
         binary_extensions=BINARY_EXTENSIONS_2188,
+        pdf_empty_password_opens=True,
         empty_image_is_text=False,
         grep_past_end_notice=False,
         grep_count_totals_alone=False,
@@ -463,7 +516,16 @@ _PROFILES: Final = (
         notebook_shown_cells=True,
         pdf_whole_output_counts_pages=False,
         pdf_document_in_result=False,
+        # validation, schema error, read, registry, MCP and hook-input variants
+        schema_constraints="issues",
+        non_object_input="null-empty",
+        similar_names="stem-sorted",
         texts={
+            # validation, schema error, read, registry, MCP and hook-input texts
+            **RELEASE_VALIDATION_TEXTS,
+            "schema_not_object": (
+                "The parameter `` type is expected as `object` but provided as `{provided}`"
+            ),
             "call_error": "{message}",
             "hook_denial_bare": "Hook PreToolUse:{tool} denied this tool",
             "hook_denial_exit2": "PreToolUse:{tool} hook error: [{command}]: {stderr}",
@@ -550,11 +612,28 @@ _PROFILES: Final = (
         numeric_strings=True,
         read_offset_zero=True,
         binary_extensions=BINARY_EXTENSIONS_LATEST,
+        pdf_empty_password_opens=True,
         bash_cascade=False,
         hook_updated_input="always",
         killed_writer_cleanup=False,
         notebook_created_by_edit=True,
         hook_texts_in_result=False,
+        # notebooks, NotebookEdit and PDFs
+        notebook_edit_output="release",
+        notebook_old_source=True,
+        new_cell_id_hex=True,
+        notebook_missing_unread=True,
+        notebook_joined_text=True,
+        notebook_release_outputs=True,
+        notebook_shown_cells=True,
+        pdf_whole_output_counts_pages=False,
+        # validation, schema error, read, registry, MCP and hook-input variants
+        schema_constraints="issues",
+        non_object_input="spread",
+        similar_names="stem-listed",
+        empty_view_notice="past-end",
+        hook_input_unknown_keys="dropped",
+        hook_input_expanded=True,
         # 2.1.332's own variants
         write_through_symlinks=False,
         write_over_undecodable=False,
@@ -569,16 +648,40 @@ _PROFILES: Final = (
         plan_as_default=False,
         token_cap_pages=True,
         count_whole_view=True,
-        # notebooks, NotebookEdit and PDFs
-        notebook_edit_output="release",
-        notebook_old_source=True,
-        new_cell_id_hex=True,
-        notebook_missing_unread=True,
-        notebook_joined_text=True,
-        notebook_release_outputs=True,
-        notebook_shown_cells=True,
-        pdf_whole_output_counts_pages=False,
         texts={
+            # validation, schema error, read, registry, MCP and hook-input texts
+            **RELEASE_VALIDATION_TEXTS,
+            "read_empty_file": (
+                "<system-reminder>Warning: the file exists but the contents are empty."
+                "</system-reminder>"
+            ),
+            "bash_timeout": "Exit code 143\n{output}Command timed out after {seconds}s",
+            "deferred_schema_hint": (
+                "\n\nThis tool's input schema was not in your prompt when you called it. The "
+                "input schema is: {schema}\nIf your input does not match this schema, correct "
+                "it and call the tool again. If it matches, the error above has another cause. "
+                'If the corrected call fails the same way, call ToolSearch with query "select:'
+                '{name}" to load the tool, then call it again.'
+            ),
+            "bash_nul_command": (
+                '<tool_use_error>InputValidationError: [\n  {{\n    "code": "custom",\n'
+                '    "path": [\n      "command"\n    ],\n    "message": "command contains '
+                'control characters that would be hidden in the approval dialog"\n  }}\n]'
+                "</tool_use_error>"
+            ),
+            "hook_input_invalid": (
+                "PreToolUse hook for {tool} returned updatedInput that failed schema validation: "
+                "{issues}\nThe tool input from the model was valid; the hook's rewrite of it was "
+                "not."
+            ),
+            "unknown_tool_denied": (
+                "Error: No such tool available: {name}. {name} is disabled for this session, "
+                "in subagents as well as here."
+            ),
+            "unknown_tool_case": (
+                "Error: No such tool available: {name}. Tool names are case-sensitive: call "
+                "{tool} instead."
+            ),
             "call_error": "{message}",
             "read_reminder": "",
             "hook_denial": "PreToolUse:{tool} hook error: {reason}",
@@ -595,15 +698,6 @@ _PROFILES: Final = (
                 "settings.</tool_use_error>"
             ),
             "dont_ask": DONT_ASK_DENIAL,
-            # 2.1.332's own texts
-            "token_cap_refusal": (
-                "File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset "
-                "and limit parameters to read specific portions of the file, or search for "
-                "specific content instead of reading the whole file. To read it anyway, up to "
-                "what still fits in your context, call Read again with allow_large: true "
-                "\u2014 only if you genuinely need all of it or the user asked for the whole "
-                "file."
-            ),
             "binary_file": (
                 "This tool cannot read binary files. The file appears to be a binary {extension} "
                 "file. Use a skill for this file type if one is available, or a shell command or "
@@ -631,6 +725,15 @@ _PROFILES: Final = (
                 'Invalid pages parameter: "{pages}". Give one page ("3") or one range ("1-5"), '
                 "not a list. To read several pages or ranges, read each one separately. Pages "
                 "are 1-indexed."
+            ),
+            # 2.1.332's own texts
+            "token_cap_refusal": (
+                "File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset "
+                "and limit parameters to read specific portions of the file, or search for "
+                "specific content instead of reading the whole file. To read it anyway, up to "
+                "what still fits in your context, call Read again with allow_large: true "
+                "\u2014 only if you genuinely need all of it or the user asked for the whole "
+                "file."
             ),
         },
         open=frozenset(

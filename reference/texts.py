@@ -82,14 +82,6 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
         "hook_denial_exit2_bare": Text("HOOK-BLOCK-1", ""),
         "hook_block": Text("HOOK-BLOCK-1", "Blocked by PreToolUse hook: {reasons}"),
         "hook_block_bare": Text("HOOK-BLOCK-1", "Blocked by PreToolUse hook"),
-        # claude-code-latest's own texts (2.1.332)
-        # TOK-GATE-2: a text read over the token cap
-        "token_cap_refusal": Text(
-            "TOK-GATE-2",
-            "File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset and "
-            "limit parameters to read specific portions of the file, or search for specific "
-            "content instead of reading the whole file.",
-        ),
         # --- notebooks, NotebookEdit and PDFs ---
         # NBEDIT-VALIDATE-1: NotebookEdit's refusals (codes 4, 10 and 11)
         "nbedit_not_notebook": Text(
@@ -141,6 +133,57 @@ TEXTS: Final[Mapping[str, Text]] = MappingProxyType(
             "PDF-SIZE-1",
             "PDF too large (max 100 pages, 20MB). Try reading the file a different way "
             "(e.g., extract text with pdftotext).",
+        ),
+        # -- validation, schema error, read, registry, MCP and hook-input texts --
+        # READ-OFFSET-1: a view with no text; READ-EMPTY-1: the view of a file with no text
+        "read_empty_view": Text(
+            "READ-OFFSET-1",
+            "<system-reminder>Warning: the file exists but is shorter than the provided offset "
+            "({offset}). The file has {lines} lines.</system-reminder>",
+        ),
+        "read_empty_file": Text(
+            "READ-EMPTY-1",
+            "<system-reminder>Warning: the file exists but is shorter than the provided offset "
+            "({offset}). The file has {lines} lines.</system-reminder>",
+        ),
+        # BASH-TIMEOUT-2: a timed-out command's message (the output so far ends in a newline;
+        # ``seconds`` is the timeout in whole seconds, rounded down)
+        "bash_timeout": Text("BASH-TIMEOUT-2", "{output}Command timed out after {duration}"),
+        # HOOK-UPDATE-1: a hook's replacement input the schema refuses (``error``: the wrapped
+        # schema text; ``issues``: that text without its ``InputValidationError: `` prefix)
+        "hook_input_invalid": Text("HOOK-UPDATE-1", "{error}"),
+        # BASH-VALIDATE-1: the refusals of a command with NUL and of run_in_background when
+        # background tasks are off
+        "bash_nul_command": Text("BASH-VALIDATE-1", "<tool_use_error>{message}</tool_use_error>"),
+        "bash_background_disabled": Text(
+            "BASH-VALIDATE-1", "<tool_use_error>{message}</tool_use_error>"
+        ),
+        # REG-DEFER-1: appended to a failed call of an MCP tool whose schema the model was
+        # not shown (``schema``: the server's input schema as compact JSON)
+        "deferred_schema_hint": Text("REG-DEFER-1", ""),
+        # DISP-FIND-1: an unknown name; one a whole-tool deny removed; one in other case
+        "unknown_tool": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
+        "unknown_tool_denied": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
+        "unknown_tool_case": Text("DISP-FIND-1", "Error: No such tool available: {name}"),
+        # DISP-SCHEMA-2: T for an integer field given no number, and given a fraction
+        "schema_integer_type": Text("DISP-SCHEMA-2", "integer"),
+        "schema_integer_fraction": Text("DISP-SCHEMA-2", "integer"),
+        # ERR-CODE-1: a validate_input refusal; READ-MISSING-1: Read's refusal of a missing file
+        "refusal": Text("ERR-CODE-1", "<tool_use_error>{message}</tool_use_error>"),
+        "read_missing": Text("READ-MISSING-1", "<tool_use_error>{message}</tool_use_error>"),
+        # READ-SUGGEST-1: the suggestion after a missing file's message (its path, its name)
+        "did_you_mean": Text("READ-SUGGEST-1", " Did you mean {path}?"),
+        # DISP-SCHEMA-2: the line of a non-object input
+        "schema_not_object": Text(
+            "DISP-SCHEMA-2", "The input type is expected as `object` but provided as `{provided}`"
+        ),
+        # claude-code-latest's own texts (2.1.332)
+        # TOK-GATE-2: a text read over the token cap
+        "token_cap_refusal": Text(
+            "TOK-GATE-2",
+            "File content ({amount}) exceeds maximum allowed tokens ({cap}). Use offset and "
+            "limit parameters to read specific portions of the file, or search for specific "
+            "content instead of reading the whole file.",
         ),
     }
 )

@@ -96,6 +96,9 @@ class ToolResult(NamedTuple):
 class McpInfo:
     server_name: str
     tool_name: str
+    input_schema: str = field(default="", compare=False)
+    """The server's input schema as compact JSON in the server's key order (what a
+    release shows of a deferred tool's schema, REG-DEFER-1)."""
 
 
 InputT = TypeVar("InputT", bound=BaseModel, default=Any)

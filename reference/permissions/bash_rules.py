@@ -326,20 +326,16 @@ def edits_files(part: str) -> bool:
 
 
 def allow_rule_matches(
-    specifier: str,
-    part: str,
-    *,
-    covers_file_commands: bool = True,
-    literal_only: bool = False,
+    specifier: str, part: str, *, covers_file_commands: bool = True, literal_only: bool = False
 ) -> bool:
     """PERM-BASH-3 over PERM-BASH-1: an allow specifier covers one part (assignments kept).
 
     Never a part with a command or process substitution; a part that writes a
     file by redirection only when the specifier is exactly that part. Without
     ``covers_file_commands`` (a profile's PERM-BASH-1), never a part that
-    :func:`edits_files`. With ``literal_only`` (a profile's PERM-BASH-3), never a part
-    that writes a file by redirection, nor one whose text holds ``$(`` anywhere, quoted
-    or not.
+    :func:`edits_files`. With ``literal_only`` (the session's profile), never a part
+    that writes a file by redirection, nor one whose text holds ``$(`` anywhere,
+    quoted or not.
     """
     if has_substitution(part) or (literal_only and "$(" in part):
         return False  # PERM-BASH-3
@@ -367,7 +363,7 @@ def first_allowing(
     rule reported). A command that cannot be split is matched whole, as
     Claude Code 2.1.88 does, or, without ``unsplittable_whole`` (the session's
     profile), never allowed by a rule; one with no part is never allowed by a rule.
-    ``covers_file_commands`` and ``literal_only`` are :func:`allow_rule_matches`'s.
+    ``literal_only`` is :func:`allow_rule_matches`'s.
     """
     parts = split_command(command)
     if parts is None and not unsplittable_whole:

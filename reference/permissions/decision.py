@@ -280,10 +280,10 @@ class _RuleCall:
                         part, guard, wider=self.session.profile.bash_wider_read_only
                     )
                 ),
-                # PERM-BASH-1, PERM-BASH-2, PERM-BASH-3 under the session's profile
-                covers_file_commands=self.session.profile.bash_rules_cover_file_commands,
                 unsplittable_whole=self.session.profile.allow_unsplittable_whole,
                 literal_only=not self.session.profile.allow_redirects_and_quoted,
+                # PERM-BASH-1 under the session's profile
+                covers_file_commands=self.session.profile.bash_rules_cover_file_commands,
             )
             by_command = None if index is None else command_rules[index]
         candidates = [r for r in (bare, by_command) if r is not None]

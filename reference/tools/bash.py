@@ -99,10 +99,14 @@ def is_read_only(inp: BashInput) -> bool:
 def validate_input(inp: BashInput, ctx: ToolUseContext) -> None:
     """BASH-VALIDATE-1: the table of section 17.4, in order."""
     if "\x00" in inp.command:
-        raise errors.InvalidCommandError("Command must not contain NUL characters.")
+        raise errors.InvalidCommandError(
+            "Command must not contain NUL characters.", text="bash_nul_command"
+        )
     given = "run_in_background" in inp.model_fields_set  # even false: 2.1.88 has no such field then
     if given and ctx.session.env.get(NO_BACKGROUND_ENV) == "1":
-        raise errors.BackgroundTasksDisabledError("Background tasks are disabled in this session.")
+        raise errors.BackgroundTasksDisabledError(
+            "Background tasks are disabled in this session.", text="bash_background_disabled"
+        )
 
 
 def timeout_ms(requested: int | None, env: Mapping[str, str]) -> int:
@@ -367,10 +371,13 @@ def call(inp: BashInput, ctx: ToolUseContext) -> ToolResult:
     output = decode(finished.output).rstrip("\n")
     if finished.stopped == "abort":
         raise errors.CallAbortedError("aborted")  # SCHED-ABORT-1
-    if finished.stopped == "timeout":  # BASH-TIMEOUT-2
-        lines = [shorten_for_failure(output)] if output else []
-        lines.append(f"Command timed out after {format_timeout(limit)}")
-        raise errors.BashTimeoutError("\n".join(lines))
+    if finished.stopped == "timeout":  # BASH-TIMEOUT-2, in the profile's words
+        shown = shorten_for_failure(output) + "\n" if output else ""
+        raise errors.BashTimeoutError(
+            session.profile.text(
+                "bash_timeout", output=shown, duration=format_timeout(limit), seconds=limit // 1000
+            )
+        )
     new_cwd, reset_line = _cwd_outcome(shell_cwd, ctx)
     code = finished.code
     profile = session.profile

@@ -64,7 +64,9 @@ def validate_input(inp: EditInput, ctx: ToolUseContext) -> None:
         )
     missing = st.kind is fileio.FileKind.MISSING
     if missing and inp.old_string != "":  # EDIT-VALIDATE-1: existence before the notebook
-        raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
+        raise errors.FileDoesNotExistError(
+            paths.file_does_not_exist_message(path, ctx.cwd, ctx.session.profile)
+        )
     # EDIT-CREATE-1: a new notebook is refused, unless the profile creates it as any file
     if path.endswith(".ipynb") and not (missing and ctx.session.profile.notebook_created_by_edit):
         raise errors.NotebookFileError(
@@ -160,7 +162,6 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
         source="edit",
         change="created" if original is None else "changed",
     )
-    note = ctx.session.profile.edit_state_note and not stale_applied
     return ToolResult(  # EDIT-RESULT-1
         data={
             "filePath": named_path(ctx, inp.file_path, path),  # FILE-PATH-1
@@ -171,8 +172,6 @@ def call(inp: EditInput, ctx: ToolUseContext) -> ToolResult:
             "replaceAll": inp.replace_all,
             "userModified": False,
             **({"staleApplied": True} if stale_applied else {}),
-            # EDIT-RESULT-1 under a profile whose Edit text carries STATE_NOTE
-            **({"stateNote": True} if note else {}),
         }
     )
 
@@ -198,8 +197,8 @@ def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     done = "edit_done_all" if data["replaceAll"] else "edit_done"  # EDIT-RESULT-1
     message = profile.text(done, path=data["filePath"])
     if data.get("staleApplied"):  # STATE-STALE-2 under claude-code-latest
-        message += STALE_EDIT_NOTE
-    if data.get("stateNote"):  # EDIT-RESULT-1 under claude-code-latest
+        return message + STALE_EDIT_NOTE
+    if profile.edit_state_note:  # EDIT-RESULT-1: the note is in the text, not the output
         message += STATE_NOTE
     return message
 

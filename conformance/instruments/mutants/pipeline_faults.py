@@ -113,9 +113,9 @@ class _CallGetsObservable(dispatch._Call):
     first_observable: Mapping[str, Any] | None = None
 
     def _check_input(
-        self, tool: Tool, raw_input: object
+        self, tool: Tool, raw_input: object, *, from_hook: bool = False
     ) -> CallOutcome | tuple[Any, dict[str, Any]]:
-        checked = super()._check_input(tool, raw_input)
+        checked = super()._check_input(tool, raw_input, from_hook=from_hook)
         if not isinstance(checked, CallOutcome) and self.first_observable is None:
             self.first_observable = checked[1]
         return checked

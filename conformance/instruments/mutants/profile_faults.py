@@ -720,139 +720,6 @@ def _documented_empty_image(engine: MutantEngine) -> None:
     _play(engine, empty_image_is_text=False)
 
 
-# -- claude-code-latest's own variants (2.1.332) flipped back -------------------------
-
-
-@session_fault(
-    "latest-plays-documented-symlink-write",
-    "Under claude-code-latest, Write and Edit replace a symbolic link's target (WRITE-ATOMIC-1)",
-    breaks=("WRITE-ATOMIC-1",),
-    profile="claude-code-latest",
-)
-def _latest_symlink_write(engine: MutantEngine) -> None:
-    _play(engine, write_through_symlinks=True)
-
-
-@session_fault(
-    "latest-plays-documented-undecodable-write",
-    "Under claude-code-latest, Write replaces a file that is not valid UTF-8 (WRITE-CONTENT-1)",
-    breaks=("WRITE-CONTENT-1",),
-    profile="claude-code-latest",
-)
-def _latest_undecodable_write(engine: MutantEngine) -> None:
-    _play(engine, write_over_undecodable=True)
-
-
-@session_fault(
-    "latest-plays-documented-limit-zero",
-    "Under claude-code-latest, Read refuses limit 0 in its schema (documented READ-RANGE-2)",
-    breaks=("READ-RANGE-2",),
-    profile="claude-code-latest",
-)
-def _latest_limit_zero(engine: MutantEngine) -> None:
-    _play(engine, read_limit_zero=False)
-
-
-@session_fault(
-    "latest-plays-documented-unsplittable-allow",
-    "Under claude-code-latest, an allow rule covers a command that cannot be split (PERM-BASH-2)",
-    breaks=("PERM-BASH-2",),
-    profile="claude-code-latest",
-)
-def _latest_unsplittable_allow(engine: MutantEngine) -> None:
-    _play(engine, allow_unsplittable_whole=True)
-
-
-@session_fault(
-    "latest-plays-documented-redirect-allow",
-    "Under claude-code-latest, an exact rule covers a file redirection (PERM-BASH-3)",
-    breaks=("PERM-BASH-3",),
-    profile="claude-code-latest",
-)
-def _latest_redirect_allow(engine: MutantEngine) -> None:
-    _play(engine, allow_redirects_and_quoted=True)
-
-
-@session_fault(
-    "latest-plays-documented-project-bypass",
-    "Under claude-code-latest, bypassPermissions from localSettings applies (PERM-MODE-4)",
-    breaks=("PERM-MODE-4",),
-    profile="claude-code-latest",
-)
-def _latest_project_bypass(engine: MutantEngine) -> None:
-    _play(engine, project_bypass=True)
-
-
-@session_fault(
-    "latest-plays-documented-concurrency-limit",
-    "Under claude-code-latest, the knob limits how many safe calls run at once (SCHED-LIMIT-1)",
-    breaks=("SCHED-LIMIT-1",),
-    profile="claude-code-latest",
-)
-def _latest_concurrency_limit(engine: MutantEngine) -> None:
-    _play(engine, concurrency_limited=True)
-
-
-@session_fault(
-    "latest-plays-documented-search-digits",
-    'Under claude-code-latest, ToolSearch refuses max_results "2" (documented REG-SEARCH-1)',
-    breaks=("REG-SEARCH-1",),
-    profile="claude-code-latest",
-)
-def _latest_search_digits(engine: MutantEngine) -> None:
-    _play(engine, search_numeric_strings=False)
-
-
-@session_fault(
-    "latest-plays-documented-hook-fields",
-    "Under claude-code-latest, permissionDecision allow beats a deprecated block (HOOK-DECISION-1)",
-    breaks=("HOOK-DECISION-1",),
-    profile="claude-code-latest",
-)
-def _latest_hook_fields(engine: MutantEngine) -> None:
-    _play(engine, hook_block_wins=False)
-
-
-@session_fault(
-    "latest-plays-documented-read-only-list",
-    "Under claude-code-latest, printf and `wc -l < a.txt` ask (documented BASH-READONLY-1)",
-    breaks=("BASH-READONLY-1",),
-    profile="claude-code-latest",
-)
-def _latest_read_only_list(engine: MutantEngine) -> None:
-    _play(engine, bash_wider_read_only=False)
-
-
-@session_fault(
-    "latest-plays-documented-plan-mode",
-    "Under claude-code-latest, plan mode decides as default mode (documented PERM-MODE-3)",
-    breaks=("PERM-MODE-3",),
-    profile="claude-code-latest",
-)
-def _latest_plan_mode(engine: MutantEngine) -> None:
-    _play(engine, plan_as_default=True)
-
-
-@session_fault(
-    "latest-plays-documented-token-refusal",
-    "Under claude-code-latest, a whole-file Read over the cap is refused (TOK-GATE-2)",
-    breaks=("TOK-GATE-2",),
-    profile="claude-code-latest",
-)
-def _latest_token_refusal(engine: MutantEngine) -> None:
-    _play(engine, token_cap_pages=False)
-
-
-@session_fault(
-    "latest-plays-documented-early-stop",
-    'Under claude-code-latest, a refusal says "more than N tokens" (documented TOK-EXACT-2)',
-    breaks=("TOK-EXACT-2",),
-    profile="claude-code-latest",
-)
-def _latest_early_stop(engine: MutantEngine) -> None:
-    _play(engine, count_whole_view=False)
-
-
 # -- Bash allow rules and file commands (PERM-BASH-1) ----------------------------------
 
 
@@ -1129,3 +996,401 @@ def _2188_notebook_output(engine: MutantEngine) -> None:
 )
 def _documented_notebook_output(engine: MutantEngine) -> None:
     _play(engine, notebook_shown_cells=True)
+
+
+# -- validation, schema error, read, registry, MCP and hook-input texts --------------
+
+
+def _drop_texts(engine: MutantEngine, *keys: str) -> None:
+    """Give the open session its profile without its own templates for ``keys``."""
+    texts = {k: v for k, v in engine.live_session.profile.texts.items() if k not in keys}
+    _play(engine, texts=texts)
+
+
+@session_fault(
+    "2188-plays-documented-integer-type",
+    "Under claude-code-2.1.88, an integer field given a boolean is expected as `integer` "
+    "(documented DISP-SCHEMA-2)",
+    breaks=("DISP-SCHEMA-2",),
+    profile="claude-code-2.1.88",
+)
+def _2188_integer_type(engine: MutantEngine) -> None:
+    _drop_texts(engine, "schema_integer_type")
+
+
+@session_fault(
+    "latest-plays-documented-integer-fraction",
+    "Under claude-code-latest, an integer field given 1.5 is expected as `integer` "
+    "(documented DISP-SCHEMA-2)",
+    breaks=("DISP-SCHEMA-2",),
+    profile="claude-code-latest",
+)
+def _latest_integer_fraction(engine: MutantEngine) -> None:
+    _drop_texts(engine, "schema_integer_fraction")
+
+
+@session_fault(
+    "2188-plays-documented-not-object-line",
+    "Under claude-code-2.1.88, a non-object input's line names the input (documented)",
+    breaks=("DISP-SCHEMA-2",),
+    profile="claude-code-2.1.88",
+)
+def _2188_not_object_line(engine: MutantEngine) -> None:
+    _drop_texts(engine, "schema_not_object")
+
+
+@session_fault(
+    "2188-plays-documented-constraint-lines",
+    "Under claude-code-2.1.88, a breached constraint gets its line (documented DISP-SCHEMA-2)",
+    breaks=("DISP-SCHEMA-2",),
+    profile="claude-code-2.1.88",
+)
+def _2188_constraint_lines(engine: MutantEngine) -> None:
+    _play(engine, schema_constraints="lines")
+
+
+@session_fault(
+    "documented-plays-release-constraint-issues",
+    "Under documented, a breached constraint alone is shown as an issue list (the releases')",
+    breaks=("DISP-SCHEMA-2",),
+)
+def _documented_constraint_issues(engine: MutantEngine) -> None:
+    _play(engine, schema_constraints="issues")
+
+
+@session_fault(
+    "latest-plays-2188-non-object-input",
+    "Under claude-code-latest, a non-object input other than null is refused (2.1.88's)",
+    breaks=("DISP-SCHEMA-2",),
+    profile="claude-code-latest",
+)
+def _latest_non_object(engine: MutantEngine) -> None:
+    _play(engine, non_object_input="null-empty")
+
+
+@session_fault(
+    "2188-plays-latest-non-object-input",
+    "Under claude-code-2.1.88, a non-object input is spread into an object (latest's)",
+    breaks=("DISP-SCHEMA-2",),
+    profile="claude-code-2.1.88",
+)
+def _2188_non_object(engine: MutantEngine) -> None:
+    _play(engine, non_object_input="spread")
+
+
+@session_fault(
+    "2188-plays-documented-similar-names",
+    "Under claude-code-2.1.88, a name differing only in case is suggested (documented)",
+    breaks=("READ-SUGGEST-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_similar_names(engine: MutantEngine) -> None:
+    _play(engine, similar_names="case-or-stem")
+
+
+@session_fault(
+    "latest-plays-documented-similar-names",
+    "Under claude-code-latest, a name differing only in case is suggested (documented)",
+    breaks=("READ-SUGGEST-1",),
+    profile="claude-code-latest",
+)
+def _latest_similar_names(engine: MutantEngine) -> None:
+    _play(engine, similar_names="case-or-stem")
+
+
+@session_fault(
+    "2188-plays-documented-suggestion-path",
+    "Under claude-code-2.1.88, a suggestion names the file's whole path (documented)",
+    breaks=("READ-SUGGEST-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_suggestion_path(engine: MutantEngine) -> None:
+    _drop_texts(engine, "did_you_mean")
+
+
+@session_fault(
+    "latest-plays-documented-read-missing-wrap",
+    "Under claude-code-latest, Read's refusal of a missing file is wrapped (documented)",
+    breaks=("READ-MISSING-1",),
+    profile="claude-code-latest",
+)
+def _latest_read_missing_wrap(engine: MutantEngine) -> None:
+    _drop_texts(engine, "read_missing")
+
+
+@session_fault(
+    "latest-plays-documented-unknown-denied",
+    "Under claude-code-latest, a call of a tool a deny rule removed gets the plain text "
+    "(documented DISP-FIND-1)",
+    breaks=("DISP-FIND-1",),
+    profile="claude-code-latest",
+)
+def _latest_unknown_denied(engine: MutantEngine) -> None:
+    _drop_texts(engine, "unknown_tool_denied")
+
+
+@session_fault(
+    "latest-plays-documented-unknown-case",
+    "Under claude-code-latest, a tool name in other case gets the plain text (documented)",
+    breaks=("DISP-FIND-1",),
+    profile="claude-code-latest",
+)
+def _latest_unknown_case(engine: MutantEngine) -> None:
+    _drop_texts(engine, "unknown_tool_case")
+
+
+@session_fault(
+    "latest-plays-documented-empty-file-notice",
+    "Under claude-code-latest, an empty file gets the shorter-than-offset notice (documented)",
+    breaks=("READ-EMPTY-1",),
+    profile="claude-code-latest",
+)
+def _latest_empty_file_notice(engine: MutantEngine) -> None:
+    _drop_texts(engine, "read_empty_file")
+
+
+@session_fault(
+    "latest-plays-documented-empty-view-notice",
+    "Under claude-code-latest, a view of empty lines inside a file is the notice (documented)",
+    breaks=("READ-OFFSET-1",),
+    profile="claude-code-latest",
+)
+def _latest_empty_view_notice(engine: MutantEngine) -> None:
+    _play(engine, empty_view_notice="any")
+
+
+@session_fault(
+    "documented-plays-latest-empty-view-notice",
+    "Under documented, a view of empty lines inside a file shows them (latest's READ-OFFSET-1)",
+    breaks=("READ-OFFSET-1",),
+)
+def _documented_empty_view_notice(engine: MutantEngine) -> None:
+    _play(engine, empty_view_notice="past-end")
+
+
+@session_fault(
+    "latest-plays-documented-timeout-text",
+    "Under claude-code-latest, a timed-out command says its timeout to the millisecond "
+    "(documented BASH-TIMEOUT-2)",
+    breaks=("BASH-TIMEOUT-2",),
+    profile="claude-code-latest",
+)
+def _latest_timeout_text(engine: MutantEngine) -> None:
+    _drop_texts(engine, "bash_timeout")
+
+
+@session_fault(
+    "latest-plays-documented-hook-input-refusal",
+    "Under claude-code-latest, a hook's refused replacement gets the model's schema text "
+    "(documented HOOK-UPDATE-1)",
+    breaks=("HOOK-UPDATE-1",),
+    profile="claude-code-latest",
+)
+def _latest_hook_input_refusal(engine: MutantEngine) -> None:
+    _drop_texts(engine, "hook_input_invalid")
+
+
+@session_fault(
+    "latest-plays-documented-hook-input-keys",
+    "Under claude-code-latest, a hook's unknown input key is refused (documented HOOK-UPDATE-1)",
+    breaks=("HOOK-UPDATE-1",),
+    profile="claude-code-latest",
+)
+def _latest_hook_input_keys(engine: MutantEngine) -> None:
+    _play(engine, hook_input_unknown_keys="refused")
+
+
+@session_fault(
+    "latest-plays-documented-hook-input-paths",
+    "Under claude-code-latest, call() gets a hook's relative path as given (documented)",
+    breaks=("HOOK-UPDATE-1",),
+    profile="claude-code-latest",
+)
+def _latest_hook_input_paths(engine: MutantEngine) -> None:
+    _play(engine, hook_input_expanded=False)
+
+
+@session_fault(
+    "2188-plays-documented-background-disabled",
+    "Under claude-code-2.1.88, run_in_background with background tasks off gets the "
+    "documented refusal (BASH-VALIDATE-1)",
+    breaks=("BASH-VALIDATE-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_background_disabled(engine: MutantEngine) -> None:
+    _drop_texts(engine, "bash_background_disabled")
+
+
+@session_fault(
+    "latest-plays-documented-nul-command",
+    "Under claude-code-latest, a command with NUL gets the documented refusal (BASH-VALIDATE-1)",
+    breaks=("BASH-VALIDATE-1",),
+    profile="claude-code-latest",
+)
+def _latest_nul_command(engine: MutantEngine) -> None:
+    _drop_texts(engine, "bash_nul_command")
+
+
+@session_fault(
+    "latest-plays-documented-deferred-hint",
+    "Under claude-code-latest, a deferred MCP tool's failure has no schema note (documented)",
+    breaks=("REG-DEFER-1",),
+    profile="claude-code-latest",
+)
+def _latest_deferred_hint(engine: MutantEngine) -> None:
+    _drop_texts(engine, "deferred_schema_hint")
+
+
+# -- claude-code-latest's own variants (2.1.332) flipped back -------------------------
+
+
+@session_fault(
+    "latest-plays-documented-symlink-write",
+    "Under claude-code-latest, Write and Edit replace a symbolic link's target (WRITE-ATOMIC-1)",
+    breaks=("WRITE-ATOMIC-1",),
+    profile="claude-code-latest",
+)
+def _latest_symlink_write(engine: MutantEngine) -> None:
+    _play(engine, write_through_symlinks=True)
+
+
+@session_fault(
+    "latest-plays-documented-undecodable-write",
+    "Under claude-code-latest, Write replaces a file that is not valid UTF-8 (WRITE-CONTENT-1)",
+    breaks=("WRITE-CONTENT-1",),
+    profile="claude-code-latest",
+)
+def _latest_undecodable_write(engine: MutantEngine) -> None:
+    _play(engine, write_over_undecodable=True)
+
+
+@session_fault(
+    "latest-plays-documented-limit-zero",
+    "Under claude-code-latest, Read refuses limit 0 in its schema (documented READ-RANGE-2)",
+    breaks=("READ-RANGE-2",),
+    profile="claude-code-latest",
+)
+def _latest_limit_zero(engine: MutantEngine) -> None:
+    _play(engine, read_limit_zero=False)
+
+
+@session_fault(
+    "latest-plays-documented-unsplittable-allow",
+    "Under claude-code-latest, an allow rule covers a command that cannot be split (PERM-BASH-2)",
+    breaks=("PERM-BASH-2",),
+    profile="claude-code-latest",
+)
+def _latest_unsplittable_allow(engine: MutantEngine) -> None:
+    _play(engine, allow_unsplittable_whole=True)
+
+
+@session_fault(
+    "latest-plays-documented-redirect-allow",
+    "Under claude-code-latest, an exact rule covers a file redirection (PERM-BASH-3)",
+    breaks=("PERM-BASH-3",),
+    profile="claude-code-latest",
+)
+def _latest_redirect_allow(engine: MutantEngine) -> None:
+    _play(engine, allow_redirects_and_quoted=True)
+
+
+@session_fault(
+    "latest-plays-documented-project-bypass",
+    "Under claude-code-latest, bypassPermissions from localSettings applies (PERM-MODE-4)",
+    breaks=("PERM-MODE-4",),
+    profile="claude-code-latest",
+)
+def _latest_project_bypass(engine: MutantEngine) -> None:
+    _play(engine, project_bypass=True)
+
+
+@session_fault(
+    "latest-plays-documented-concurrency-limit",
+    "Under claude-code-latest, the knob limits how many safe calls run at once (SCHED-LIMIT-1)",
+    breaks=("SCHED-LIMIT-1",),
+    profile="claude-code-latest",
+)
+def _latest_concurrency_limit(engine: MutantEngine) -> None:
+    _play(engine, concurrency_limited=True)
+
+
+@session_fault(
+    "latest-plays-documented-search-digits",
+    'Under claude-code-latest, ToolSearch refuses max_results "2" (documented REG-SEARCH-1)',
+    breaks=("REG-SEARCH-1",),
+    profile="claude-code-latest",
+)
+def _latest_search_digits(engine: MutantEngine) -> None:
+    _play(engine, search_numeric_strings=False)
+
+
+@session_fault(
+    "latest-plays-documented-hook-fields",
+    "Under claude-code-latest, permissionDecision allow beats a deprecated block (HOOK-DECISION-1)",
+    breaks=("HOOK-DECISION-1",),
+    profile="claude-code-latest",
+)
+def _latest_hook_fields(engine: MutantEngine) -> None:
+    _play(engine, hook_block_wins=False)
+
+
+@session_fault(
+    "latest-plays-documented-read-only-list",
+    "Under claude-code-latest, printf and `wc -l < a.txt` ask (documented BASH-READONLY-1)",
+    breaks=("BASH-READONLY-1",),
+    profile="claude-code-latest",
+)
+def _latest_read_only_list(engine: MutantEngine) -> None:
+    _play(engine, bash_wider_read_only=False)
+
+
+@session_fault(
+    "latest-plays-documented-plan-mode",
+    "Under claude-code-latest, plan mode decides as default mode (documented PERM-MODE-3)",
+    breaks=("PERM-MODE-3",),
+    profile="claude-code-latest",
+)
+def _latest_plan_mode(engine: MutantEngine) -> None:
+    _play(engine, plan_as_default=True)
+
+
+@session_fault(
+    "latest-plays-documented-token-refusal",
+    "Under claude-code-latest, a whole-file Read over the cap is refused (TOK-GATE-2)",
+    breaks=("TOK-GATE-2",),
+    profile="claude-code-latest",
+)
+def _latest_token_refusal(engine: MutantEngine) -> None:
+    _play(engine, token_cap_pages=False)
+
+
+@session_fault(
+    "latest-plays-documented-early-stop",
+    'Under claude-code-latest, a refusal says "more than N tokens" (documented TOK-EXACT-2)',
+    breaks=("TOK-EXACT-2",),
+    profile="claude-code-latest",
+)
+def _latest_early_stop(engine: MutantEngine) -> None:
+    _play(engine, count_whole_view=False)
+
+
+# -- encrypted PDFs the empty password opens (PDF-OPEN-1) ---------------------------------
+
+
+@session_fault(
+    "2188-plays-documented-encrypted-pdf",
+    "Under claude-code-2.1.88, pages of an empty-password PDF are refused (documented)",
+    breaks=("PDF-OPEN-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_encrypted_pdf(engine: MutantEngine) -> None:
+    _play(engine, pdf_empty_password_opens=False)
+
+
+@session_fault(
+    "documented-plays-release-encrypted-pdf",
+    "Under documented, pages of an empty-password PDF are read (the releases' PDF-OPEN-1)",
+    breaks=("PDF-OPEN-1",),
+)
+def _documented_encrypted_pdf(engine: MutantEngine) -> None:
+    _play(engine, pdf_empty_password_opens=True)

@@ -81,8 +81,9 @@ def check_range_length(value: str, pages: PageRange, profile: Profile = DOCUMENT
         )
 
 
-def _open(data: bytes) -> tuple[PdfReader, int]:
-    """PDF-OPEN-1: the parsed document and its page count."""
+def _open(data: bytes, profile: Profile = DOCUMENTED) -> tuple[PdfReader, int]:
+    """PDF-OPEN-1: the parsed document and its page count; an encrypted one is refused
+    unless ``profile``'s release opens it with the empty user password."""
     from pypdf import PdfReader  # noqa: PLC0415  (deferred, see above)
     from pypdf.errors import DependencyError  # noqa: PLC0415
 
@@ -92,12 +93,24 @@ def _open(data: bytes) -> tuple[PdfReader, int]:
         raise errors.PdfPasswordProtectedError(PASSWORD_PROTECTED) from exc
     except Exception as exc:  # whatever pypdf cannot parse
         raise errors.InvalidPdfError(INVALID_PDF) from exc
-    if reader.is_encrypted:  # even with an empty user password: the API refuses it
+    if reader.is_encrypted and not _opens_without_password(reader, profile):
         raise errors.PdfPasswordProtectedError(PASSWORD_PROTECTED)
     try:
         return reader, len(reader.pages)
     except Exception as exc:
         raise errors.InvalidPdfError(INVALID_PDF) from exc
+
+
+def _opens_without_password(reader: PdfReader, profile: Profile) -> bool:
+    """PDF-OPEN-1: documented, an encrypted PDF is refused even with an empty user password
+    (the API refuses it); where the profile's release renders the pages itself, one the
+    empty password opens is read."""
+    if not profile.pdf_empty_password_opens:
+        return False
+    try:
+        return bool(reader.decrypt(""))
+    except Exception:  # an encryption pypdf cannot undo: refused as protected
+        return False
 
 
 def _subset(reader: PdfReader, pages: PageRange) -> bytes:
@@ -137,7 +150,7 @@ def read(
         data = fileio.read_bytes(path)
     if pages is None:
         try:
-            count: int | None = _open(data)[1]
+            count: int | None = _open(data, profile)[1]
         except (errors.InvalidPdfError, errors.PdfPasswordProtectedError):
             count = None  # PDF-OPEN-1: a whole read sends it as it is, as 2.1.88 does
         if count is not None and count > MAX_PAGES_WITHOUT_RANGE:  # PDF-REQUIRE-1
@@ -151,7 +164,7 @@ def read(
             )
         sent = data  # PDF-SEND-1: the file's bytes, unchanged
     else:
-        reader, count = _open(data)
+        reader, count = _open(data, profile)
         wanted = parse_pages(pages, profile)
         if wanted.first > count:  # PDF-RANGE-1
             raise errors.PdfPageOutOfRangeError(

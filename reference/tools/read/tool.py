@@ -19,9 +19,10 @@ import stat as statmod
 import sys
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
-from pydantic import Field, ModelWrapValidatorHandler, ValidationInfo, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo
+from pydantic_core import PydanticKnownError
 
 from reference import errors, fileio, paths, text, tokens
 from reference.filestate import ReadRecord
@@ -53,29 +54,32 @@ DEDUP_STUB: Final = (  # READ-DEDUP-1
 DEDUP_HIT: Final = MappingProxyType({"dedup": True})
 
 
+def _offset_floor(value: int | None, info: ValidationInfo) -> int | None:
+    """READ-RANGE-1: ``offset`` is at least 1, or at least 0 where the session's profile
+    takes ``offset: 0`` (the exported schema still says 1); a breach is the ``>=`` constraint
+    of the floor that applies (DISP-SCHEMA-2)."""
+    floor = 0 if profile_of(info).read_offset_zero else 1
+    if value is not None and value < floor:
+        raise PydanticKnownError("greater_than_equal", {"ge": floor})
+    return value
+
+
+def _limit_zero(value: object, info: ValidationInfo) -> object:
+    """READ-RANGE-2 where the session's profile takes ``limit: 0``: read as if no ``limit``
+    were given (else 0 breaks the ``>= 1`` constraint)."""
+    zero = value == 0 and not isinstance(value, bool)
+    return None if zero and profile_of(info).read_limit_zero else value
+
+
 class ReadInput(StrictInput):
     file_path: str = Field(description="The absolute path to the file to read")
-    offset: LenientJsonInt | None = Field(
-        default=None, ge=1, description="1-based line to start at"
+    offset: Annotated[LenientJsonInt | None, AfterValidator(_offset_floor)] = Field(
+        default=None, json_schema_extra={"minimum": 1}, description="1-based line to start at"
     )
-    limit: LenientJsonInt | None = Field(default=None, ge=1, description="Number of lines to read")
+    limit: Annotated[LenientJsonInt | None, BeforeValidator(_limit_zero)] = Field(
+        default=None, ge=1, description="Number of lines to read"
+    )
     pages: str | None = Field(default=None, description="PDF page range, e.g. '1-5'")
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _offset_zero(
-        cls, data: Any, handler: ModelWrapValidatorHandler[ReadInput], info: ValidationInfo
-    ) -> ReadInput:
-        """READ-RANGE-1 where the session's profile takes ``offset: 0``: checked as offset 1,
-        then kept as 0 (the exported schema still says offset >= 1). READ-RANGE-2 where it
-        takes ``limit: 0``: read as if no ``limit`` were given."""
-        zero = isinstance(data, Mapping) and data.get("offset") == 0
-        if zero and not isinstance(data["offset"], bool) and profile_of(info).read_offset_zero:
-            return handler({**data, "offset": 1}).model_copy(update={"offset": 0})
-        no_limit = isinstance(data, Mapping) and data.get("limit") == 0
-        if no_limit and not isinstance(data["limit"], bool) and profile_of(info).read_limit_zero:
-            return handler({k: v for k, v in data.items() if k != "limit"})  # READ-RANGE-2
-        return handler(data)
 
 
 def resolve_existing(path: str, *, retry: bool = True) -> tuple[str, fileio.Stat]:
@@ -148,7 +152,10 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
         )
     kind = st.kind
     if kind is fileio.FileKind.MISSING:  # READ-MISSING-1
-        raise errors.FileDoesNotExistError(paths.file_does_not_exist_message(path, ctx.cwd))
+        raise errors.FileDoesNotExistError(
+            paths.file_does_not_exist_message(path, ctx.cwd, ctx.session.profile),
+            text="read_missing",
+        )
     if kind in (fileio.FileKind.DIRECTORY, fileio.FileKind.OTHER):  # READ-KIND-1
         what = "a directory" if kind is fileio.FileKind.DIRECTORY else "not a regular file"
         raise errors.NotARegularFileError(
@@ -387,6 +394,15 @@ def _text_result(path: str, shown: list[str], offset: int, total: int) -> ToolRe
     )
 
 
+def _notice_for_empty_view(file: Mapping[str, Any], profile: Profile) -> bool:
+    """READ-OFFSET-1: a view with no text is the notice; under a profile whose notice is for
+    views past the end alone, a view of empty lines inside a file with text shows them."""
+    if profile.empty_view_notice == "any":
+        return True
+    start, total = int(file["startLine"]), int(file["totalLines"])
+    return start > total or (total == 1 and start <= 1)
+
+
 def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     kind = data["type"]
     if kind == "file_unchanged":
@@ -398,12 +414,11 @@ def map_result(data: Mapping[str, Any], profile: Profile) -> ResultContent:
     if kind == "notebook":
         return read_notebook.to_blocks(data, profile)  # NB-RENDER-1, NB-OUTPUT-1
     file = data["file"]
-    if file["content"] == "":  # READ-OFFSET-1, READ-EMPTY-1: a view with no text
-        return (
-            "<system-reminder>Warning: the file exists but is shorter than the provided "
-            f"offset ({file['startLine']}). The file has {file['totalLines']} lines."
-            "</system-reminder>"
-        )
+    if file["content"] == "" and _notice_for_empty_view(file, profile):
+        fields = {"offset": file["startLine"], "lines": file["totalLines"]}
+        if file["totalLines"] == 1 and file["startLine"] <= 1:  # READ-EMPTY-1: no text at all
+            return profile.text("read_empty_file", **fields)
+        return profile.text("read_empty_view", **fields)  # READ-OFFSET-1
     # READ-FORMAT-1, READ-REMINDER-1
     lines = format_lines(file["content"].split("\n"), file["startLine"])
     return lines + profile.text("read_reminder")
