@@ -302,6 +302,8 @@ def test_the_reference_table_names_every_profile_but_the_documented_one() -> Non
     assert table["claude-code-2.1.88"].version == "2.1.88"
     assert table["claude-code-2.1.88"].varying["PERM-READDENY-1"] == "variant"
     assert table["claude-code-latest"].varying["REG-MCP-1"] == "open"
+    assert table["claude-code-latest"].varying["TEXT-ENC-2"] == "open"
+    assert table["claude-code-latest"].varying["REG-SEARCH-1"] == "variant"
 
 
 def test_the_spec_annexes_command_rewrites_what_is_stale(

