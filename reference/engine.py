@@ -109,7 +109,7 @@ class Engine(ProtocolServer):
         if session_dir is not None:
             if not os.path.isabs(session_dir):
                 raise BadRequest("session.session_dir must be an absolute path")
-            _make_session_dir(session_dir)  # PROTO-BEGIN-2, PROTO-BEGIN-4
+            session_dirs.make_session_dir(session_dir)  # PROTO-BEGIN-2, PROTO-BEGIN-4
         profile_name = spec.get("profile", DEFAULT_PROFILE)
         profile = profile_named(profile_name)  # PROTO-BEGIN-3
         if profile is None:
@@ -196,23 +196,6 @@ class Engine(ProtocolServer):
             "batches": run.batches,
             "events": events.items(),
         }
-
-
-def _make_session_dir(path: str) -> None:
-    """PROTO-BEGIN-2: ``path`` made a directory if missing.
-
-    Raises:
-        BadRequest: PROTO-BEGIN-4: it exists as something else (a file, a
-            device), or cannot be made (a parent that is a file, no
-            permission, a name the file system cannot hold).
-    """
-    try:
-        os.makedirs(path, exist_ok=True)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise BadRequest(f"session.session_dir cannot be made a directory ({reason})") from exc
-    if not os.path.isdir(path):
-        raise BadRequest("session.session_dir is not a directory")
 
 
 def _tool_use(value: object) -> Mapping[str, Any]:

@@ -31,6 +31,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Final
 
+from reference.errors import BadRequest
+
 PREFIX: Final = "toolsys-session-"
 TRASH_PREFIX: Final = "toolsys-trash-"
 OWNER_LOCK: Final = ".owner.lock"
@@ -141,3 +143,20 @@ def sweep_once_in_background() -> None:
             return
         _swept.set()
     threading.Thread(target=sweep, name="session dir sweep", daemon=True).start()
+
+
+def make_session_dir(path: str) -> None:
+    """PROTO-BEGIN-2: ``path`` made a directory if missing.
+
+    Raises:
+        BadRequest: PROTO-BEGIN-4: it exists as something else (a file, a
+            device), or cannot be made (a parent that is a file, no
+            permission, a name the file system cannot hold).
+    """
+    try:
+        os.makedirs(path, exist_ok=True)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise BadRequest(f"session.session_dir cannot be made a directory ({reason})") from exc
+    if not os.path.isdir(path):
+        raise BadRequest("session.session_dir is not a directory")

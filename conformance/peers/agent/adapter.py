@@ -62,6 +62,7 @@ from conformance.peers.peer_rules import Unmappable, counted_task_id, names_own_
 from reference.errors import BadRequest
 from reference.protocol.schema import PROTOCOL
 from reference.protocol.server import Handler, ProtocolServer
+from reference.session_dirs import make_session_dir
 from reference.settings import SOURCES
 
 __all__ = ["KNOB", "AgentAdapter"]
@@ -182,6 +183,8 @@ class AgentAdapter(ProtocolServer):
         )
         if unread:
             raise Unmappable(f"{definition.name} reads no {', '.join(unread)}")
+        if session.get("session_dir"):  # PROTO-BEGIN-4, as the engine checks it
+            make_session_dir(str(session["session_dir"]))
         self._stop()
         self._settings = plan
         self._session = dict(session)
