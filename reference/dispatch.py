@@ -21,10 +21,8 @@ from pydantic import BaseModel, ValidationError
 from reference import errors, fileio, hooks
 from reference.export import is_deferred
 from reference.permissions.decision import PermissionDecision, decide
-from reference.permissions.rules import denied_tool_names
 from reference.permissions.session_rules import open_guard
 from reference.profiles import DOCUMENTED, Profile, schema_context
-from reference.registry import base_tools
 from reference.results import bound_output, persist, size_of, with_text_blocks
 from reference.schema_errors import as_object, format_schema_error, json_type, schema_error_text
 from reference.tool import ContextModifier, ResultContent, Tool, ToolUseContext, find_tool
@@ -294,8 +292,7 @@ class _Call:
         of the pool in other case."""
         profile = self.session.profile
         name = str(self.name)
-        denied = denied_tool_names(self.session.settings.permission_entries("deny"))
-        if name in denied and any(tool.name == name for tool in base_tools(self.session)):
+        if name in self.session.removed_tools:
             return profile.text("unknown_tool_denied", name=name)
         folded = name.casefold()
         other = next((t.name for t in self.tools if t.name.casefold() == folded), None)

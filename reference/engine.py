@@ -20,7 +20,7 @@ from reference.events import EventLog
 from reference.profiles import DEFAULT_PROFILE, PROFILES, profile_named
 from reference.protocol.schema import PROTOCOL
 from reference.protocol.server import Handler, ProtocolServer, Unsupported
-from reference.registry import api_export, build_pool, deferred_names
+from reference.registry import api_export, build_pool, deferred_names, removed_tool_names
 from reference.scheduler import Scheduler
 from reference.session import Session
 from reference.settings import SOURCES, Settings
@@ -130,6 +130,7 @@ class Engine(ProtocolServer):
             profile=profile,
         )
         self.tools = build_pool(self.session)  # section 2: gates, deny rules, MCP tools
+        self.session.removed_tools = removed_tool_names(self.session)  # REG-DENY-1
         return {"ok": True}
 
     def _end(self, _request: Mapping[str, Any]) -> dict[str, Any]:

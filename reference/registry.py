@@ -134,6 +134,13 @@ def get_tools(tools: Iterable[Tool], denied: Collection[str]) -> list[Tool]:
     return [tool for tool in tools if tool.is_enabled() and not is_denied(tool, denied)]
 
 
+def removed_tool_names(session: Session) -> frozenset[str]:
+    """REG-DENY-1: the names (not aliases) of the session's built-in tools a whole-tool deny
+    rule removes."""
+    denied = denied_tool_names(session.settings.permission_entries("deny"))
+    return frozenset(tool.name for tool in base_tools(session) if tool.name in denied)
+
+
 def assemble_pool(built_in: Iterable[Tool], external: Iterable[Tool] = ()) -> list[Tool]:
     """REG-ASSEMBLE-1: built-ins first, each part sorted by name, the first of a name wins.
 

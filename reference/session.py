@@ -55,6 +55,9 @@ class Session:
     session_id: str = field(default_factory=lambda: str(uuid.uuid4()))  # HOOK-INPUT-1
     probe_board: ProbeBoard = field(default_factory=ProbeBoard)
     discovered_tools: set[str] = field(default_factory=set)  # REG-SEARCH-2
+    removed_tools: frozenset[str] = frozenset()
+    """REG-DENY-1: the names of the built-in tools a whole-tool deny rule took out of the
+    pool (set where the pool is built), for DISP-FIND-1's text of a call to one."""
     probe_trail: tuple[str, ...] = ()  # the context's Probe trail between commands
     owned_dir: OwnedDir | None = None  # made by the engine: removed at end (PROTO-END-1)
     original_cwd: str = ""  # TOOL-CONTEXT-1 / PERM-PATH-1: the cwd at begin ("" = cwd)
