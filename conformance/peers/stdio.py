@@ -185,7 +185,8 @@ class StdioConnector(ConnectorBase):
             process.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
             kill_tree(process.pid)
-            process.wait(timeout=5.0)
+            with contextlib.suppress(subprocess.TimeoutExpired):  # a loaded host: go on killing
+                process.wait(timeout=5.0)
         kill_tree(process.pid)  # PROTO-KILL-1: what it left in its group
         for pid in family:
             with contextlib.suppress(ProcessLookupError, PermissionError):
