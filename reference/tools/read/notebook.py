@@ -83,6 +83,26 @@ def cell_name(cell: Mapping[str, Any], index: int) -> str:
     return ident if isinstance(ident, str) and ident else f"cell-{index}"
 
 
+def _images(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """NB-OUTPUT-1: an output's images as (media type, base64 without line breaks), in the
+    order its ``data`` gives them; an empty one is none."""
+    found = []
+    for media_type, value in data.items():
+        encoded = _joined(value).replace("\r", "").replace("\n", "")
+        if media_type in IMAGE_TYPES and encoded:
+            found.append((str(media_type), encoded))
+    return found
+
+
+def _error_text(output: Mapping[str, Any]) -> str:
+    """NB-OUTPUT-1: an error output as ``ename: evalue``, then its traceback's lines."""
+    traceback = output.get("traceback")
+    lines = [f"{output.get('ename', '')}: {output.get('evalue', '')}"]
+    if isinstance(traceback, list):
+        lines.extend(line for line in traceback if isinstance(line, str))
+    return "\n".join(lines)
+
+
 def _output_blocks(output: Mapping[str, Any], *, release: bool = False) -> list[ContentBlock]:
     """NB-OUTPUT-1: the blocks one output gives, in order; ``release``: as the releases give
     them (each text after a newline, a text/plain before the first image, the only one,
@@ -95,20 +115,14 @@ def _output_blocks(output: Mapping[str, Any], *, release: bool = False) -> list[
         data = output.get("data")
         if not isinstance(data, Mapping):
             return []
-        images: list[ContentBlock] = []
-        for media_type, value in data.items():
-            encoded = _joined(value).replace("\r", "").replace("\n", "")
-            if media_type in IMAGE_TYPES and encoded:
-                source = {"type": "base64", "media_type": media_type, "data": encoded}
-                images.append({"type": "image", "source": source})
+        images: list[ContentBlock] = [
+            {"type": "image", "source": {"type": "base64", "media_type": media, "data": encoded}}
+            for media, encoded in _images(data)
+        ]
         plain = _text_block(_joined(data.get("text/plain")), lead)
         return plain + images[:1] if release else images + plain
     if kind == "error":
-        traceback = output.get("traceback")
-        lines = [f"{output.get('ename', '')}: {output.get('evalue', '')}"]
-        if isinstance(traceback, list):
-            lines.extend(line for line in traceback if isinstance(line, str))
-        shown = "\n".join(lines)
+        shown = _error_text(output)
         return _text_block(shown if release else _ANSI.sub("", shown), lead)
     return []
 
@@ -157,17 +171,10 @@ def _shown_output(output: Mapping[str, Any]) -> dict[str, Any]:
         data = output.get("data")
         data = data if isinstance(data, Mapping) else {}
         text_of = _joined(data.get("text/plain"))
-        for media_type, value in data.items():
-            encoded = _joined(value).replace("\r", "").replace("\n", "")
-            if media_type in IMAGE_TYPES and encoded:
-                image = {"image_data": encoded, "media_type": media_type}
-                break
+        for media_type, encoded in _images(data)[:1]:
+            image = {"image_data": encoded, "media_type": media_type}
     elif kind == "error":
-        traceback = output.get("traceback")
-        lines = [f"{output.get('ename', '')}: {output.get('evalue', '')}"]
-        if isinstance(traceback, list):
-            lines.extend(line for line in traceback if isinstance(line, str))
-        text_of = "\n".join(lines)
+        text_of = _error_text(output)
     return {"output_type": kind, "text": text_of, **({"image": image} if image else {})}
 
 
