@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 import sys
+from types import MappingProxyType
 
 from conformance.instruments.mutants.base import process_patch, rebind, set_global
 from reference import dispatch, errors, fileio, filestate, history, paths, text, tokens
 from reference.filestate import ReadRecord
+from reference.texts import TEXTS, Text
 from reference.tool import Tool, ToolUseContext
 from reference.tools import edit, edit_plan, write
 from reference.tools.read import tool as read
@@ -458,6 +460,13 @@ def _desanitize_new_string_fully() -> None:
 )
 def _errors_not_wrapped() -> None:
     rebind(dispatch.wrap_error, lambda message: message)
+    wrap = ("<tool_use_error>", "</tool_use_error>")
+    unwrapped = {
+        key: Text(text.rid, text.template.removeprefix(wrap[0]).removesuffix(wrap[1]))
+        for key, text in TEXTS.items()
+        if text.template.startswith(wrap[0]) and text.template.endswith(wrap[1])
+    }
+    rebind(TEXTS, MappingProxyType({**TEXTS, **unwrapped}))  # the templates that wrap
 
 
 @process_patch(
