@@ -30,17 +30,9 @@ DECIDED: Final[Mapping[str, str]] = {
         f"{NOT_MODELLED}: 2.1.88 finds nothing for a pattern naming a dot directory "
         "(`.dir/*`), though `**` lists the file"
     ),
-    "bash-fail-exit-code-message": (
-        f"{NOT_MODELLED}: `kill -9 $$` answers `Exit code 1` in both releases (the shell "
-        "they wrap a command in), 137 in the engine"
-    ),
-    "scheduler-limit-invalid-fraction-ignored": (
-        f"{NOT_MODELLED}: 2.1.88 reads CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY `2.5` as 2 "
-        "(a leading-integer parse) and `-3` as a limit not measured"
-    ),
     "scheduler-limit-invalid-negative-ignored": (
-        f"{NOT_MODELLED}: 2.1.88 reads CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY `2.5` as 2 "
-        "(a leading-integer parse) and `-3` as a limit not measured"
+        f"{NOT_MODELLED}: under CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY `-3` no Probe of 2.1.88 "
+        "answered with an output; what limit that is was not measured"
     ),
     "bash-validate-nul-command": (
         "connector: 2.1.88 asks before running a command holding NUL; what shows is the "

@@ -104,6 +104,9 @@ class Profile:
     bash_failure_limit_on_output: bool = False
     """BASH-FAIL-2, with ``bash_failure_shortens_message``: the whole message is shortened
     only when the output alone is over the limit (else whenever the message is)."""
+    signal_death_code: int | None = None
+    """BASH-FAIL-1: the exit code shown when the command's shell itself dies by a signal:
+    None for 128 + N, else this number."""
     bash_failure_reset_line: bool = True
     """BASH-CWD-1: the text of a failed command ends with the reset line too."""
     modifiers_between_batches: bool = True
@@ -278,6 +281,9 @@ class Profile:
     """SCHED-LIMIT-1: at most N safe calls run at once, N from
     ``CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`` or 10 (else the variable is not read and every
     safe call of a batch runs at once)."""
+    concurrency_leading_digits: bool = False
+    """SCHED-LIMIT-1: ``CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`` is read by its leading digits
+    (``2.5`` is 2, ``3x`` is 3) rather than only as a whole decimal integer."""
     search_numeric_strings: bool = False
     """REG-SEARCH-1: ToolSearch's ``max_results`` is any number, or a string of digits
     (``"2"``), rather than an integer of at least 1: truncated to an integer, it slices the
@@ -341,6 +347,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "bash_failure_shortens_message": "BASH-FAIL-2",
         "bash_failure_limit_on_output": "BASH-FAIL-2",
         "bash_failure_reset_line": "BASH-CWD-1",
+        "signal_death_code": "BASH-FAIL-1",
         "modifiers_between_batches": "SCHED-CONTEXT-1",
         "bash_cascade": "SCHED-CASCADE-1",
         "hook_updated_input": "HOOK-UPDATE-1",
@@ -391,6 +398,7 @@ VARIANT_IDS: Final[Mapping[str, str]] = MappingProxyType(
         "allow_redirects_and_quoted": "PERM-BASH-3",
         "project_bypass": "PERM-MODE-4",
         "concurrency_limited": "SCHED-LIMIT-1",
+        "concurrency_leading_digits": "SCHED-LIMIT-1",
         "search_numeric_strings": "REG-SEARCH-1",
         "hook_block_wins": "HOOK-DECISION-1",
         "bash_wider_read_only": "BASH-READONLY-1",
@@ -494,11 +502,13 @@ _PROFILES: Final = (
         write_read="any",
         read_deny_blocks_edits="existing",
         bash_rules_cover_file_commands=False,
+        concurrency_leading_digits=True,
         thin_space_retry=False,
         result_paths_as_given=True,
         modifiers_between_batches=False,
         bash_output="release",
         bash_failure_reset_line=False,
+        signal_death_code=1,
         bash_failure_shortens_message=True,
         bash_cascade=False,
         hook_updated_input="last-ended",
@@ -621,6 +631,7 @@ _PROFILES: Final = (
         modifiers_between_batches=False,
         bash_output="release",
         bash_failure_reset_line=False,
+        signal_death_code=1,
         bash_failure_limit_on_output=True,
         bash_failure_shortens_message=True,
         empty_image_is_text=False,

@@ -21,6 +21,7 @@ Each call runs the whole dispatch pipeline on a thread of its own, taken from
 from __future__ import annotations
 
 import functools
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,6 +38,7 @@ from reference.workers import WORKERS
 
 DEFAULT_MAX_CONCURRENCY: Final = 10
 CONCURRENCY_ENV: Final = "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY"
+_LEADING_DIGITS: Final = re.compile(r"\s*\+?([0-9]+)")
 
 
 def max_concurrency(session: Session) -> int | None:
@@ -45,7 +47,18 @@ def max_concurrency(session: Session) -> int | None:
     message are its only bound)."""
     if not session.profile.concurrency_limited:
         return None
-    return positive_int(session.env.get(CONCURRENCY_ENV)) or DEFAULT_MAX_CONCURRENCY
+    value = session.env.get(CONCURRENCY_ENV)
+    if session.profile.concurrency_leading_digits:
+        return _leading_digits(value) or DEFAULT_MAX_CONCURRENCY
+    return positive_int(value) or DEFAULT_MAX_CONCURRENCY
+
+
+def _leading_digits(value: str | None) -> int | None:
+    """SCHED-LIMIT-1 where the profile's release reads the variable's leading digits
+    (``2.5`` is 2, ``3x`` is 3): that number when positive, else None."""
+    found = _LEADING_DIGITS.match(value or "")
+    number = int(found.group(1)) if found else 0
+    return number if number > 0 else None
 
 
 def is_safe(lookup: Lookup) -> bool:

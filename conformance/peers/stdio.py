@@ -9,6 +9,7 @@ import os
 import queue
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -90,6 +91,11 @@ class StdioConnector(ConnectorBase):
                 remove_tree(private)
                 raise AdapterCrash(f"cannot start {shlex.join(self.argv)}: no such program")
             argv = wrap(self.argv, private)
+        # PROTO-KILL-1: a SIGTERM that ends the run (raised in the main thread) waits until
+        # the process is recorded, so the close it unwinds through finds it and kills it
+        held = threading.current_thread() is threading.main_thread()
+        if held:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         try:
             process = subprocess.Popen(
                 argv,
@@ -100,10 +106,13 @@ class StdioConnector(ConnectorBase):
                 cwd=self._cwd,
                 start_new_session=True,  # PROTO-KILL-1
             )
+            self._process = process
         except OSError as exc:
             remove_tree(private)
             raise AdapterCrash(f"cannot start {shlex.join(self.argv)}: {exc}") from exc
-        self._process = process
+        finally:
+            if held:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         self._private = private
         self.isolated = isolate
         lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()

@@ -158,6 +158,8 @@ class Finished:
     output: bytes
     code: int
     stopped: str | None  # "timeout", "abort" or None
+    signalled: bool = False
+    """The shell itself died by a signal (``code`` is then 128 + N)."""
 
 
 class _Progress:
@@ -312,7 +314,7 @@ def run_foreground(
             process.wait(timeout=5)
         process.stdout.close()
     code = process.returncode if process.returncode is not None else -signal.SIGKILL
-    return Finished(output.output(), exit_code(code), stopped)
+    return Finished(output.output(), exit_code(code), stopped, signalled=code < 0)
 
 
 def _with_cwd_trap(command: str, cwd_file: str) -> str:
@@ -379,8 +381,10 @@ def call(inp: BashInput, ctx: ToolUseContext) -> ToolResult:
             )
         )
     new_cwd, reset_line = _cwd_outcome(shell_cwd, ctx)
-    code = finished.code
     profile = session.profile
+    code = finished.code
+    if finished.signalled and profile.signal_death_code is not None:
+        code = profile.signal_death_code  # BASH-FAIL-1 under the session's profile
     if code != 0 and not (code == 1 and exit_one_is_success(inp.command)):  # BASH-EXIT-1
         whole = profile.bash_failure_shortens_message  # BASH-FAIL-2 under the profile
         lines = [f"Exit code {code}"]  # BASH-FAIL-1, BASH-FAIL-2

@@ -1443,3 +1443,47 @@ def _documented_pages_syntax(engine: MutantEngine) -> None:
 )
 def _latest_default_limit(engine: MutantEngine) -> None:
     _play(engine, read_default_limit=True)
+
+
+# -- a shell killed by a signal (BASH-FAIL-1) --------------------------------------------
+
+
+@session_fault(
+    "2188-plays-documented-signal-exit",
+    "Under claude-code-2.1.88, a shell killed by signal 9 answers Exit code 137 (documented)",
+    breaks=("BASH-FAIL-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_signal_exit(engine: MutantEngine) -> None:
+    _play(engine, signal_death_code=None)
+
+
+@session_fault(
+    "documented-plays-release-signal-exit",
+    "Under documented, a shell killed by a signal answers Exit code 1 (the releases')",
+    breaks=("BASH-FAIL-1",),
+)
+def _documented_signal_exit(engine: MutantEngine) -> None:
+    _play(engine, signal_death_code=1)
+
+
+# -- the concurrency limit read by its leading digits (SCHED-LIMIT-1) ---------------------
+
+
+@session_fault(
+    "2188-plays-documented-limit-digits",
+    "Under claude-code-2.1.88, a limit of 2.5 is ignored for 10 (documented SCHED-LIMIT-1)",
+    breaks=("SCHED-LIMIT-1",),
+    profile="claude-code-2.1.88",
+)
+def _2188_limit_digits(engine: MutantEngine) -> None:
+    _play(engine, concurrency_leading_digits=False)
+
+
+@session_fault(
+    "documented-plays-2188-limit-digits",
+    "Under documented, a limit of 2.5 is read as 2 (2.1.88's SCHED-LIMIT-1)",
+    breaks=("SCHED-LIMIT-1",),
+)
+def _documented_limit_digits(engine: MutantEngine) -> None:
+    _play(engine, concurrency_leading_digits=True)
