@@ -9,7 +9,6 @@ import os
 import queue
 import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -91,11 +90,6 @@ class StdioConnector(ConnectorBase):
                 remove_tree(private)
                 raise AdapterCrash(f"cannot start {shlex.join(self.argv)}: no such program")
             argv = wrap(self.argv, private)
-        # PROTO-KILL-1: a SIGTERM that ends the run (raised in the main thread) waits until
-        # the process is recorded, so the close it unwinds through finds it and kills it
-        held = threading.current_thread() is threading.main_thread()
-        if held:
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         try:
             process = subprocess.Popen(
                 argv,
@@ -110,9 +104,6 @@ class StdioConnector(ConnectorBase):
         except OSError as exc:
             remove_tree(private)
             raise AdapterCrash(f"cannot start {shlex.join(self.argv)}: {exc}") from exc
-        finally:
-            if held:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         self._private = private
         self.isolated = isolate
         lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
