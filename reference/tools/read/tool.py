@@ -145,7 +145,7 @@ def validate_input(inp: ReadInput, ctx: ToolUseContext) -> None:
             f"File is covered by a Read deny rule in your permission settings ({rule.text}) "
             "and cannot be read."
         )
-    extension = binary_extension(ctx, path)
+    extension = _binary_extension(ctx, path)
     if extension is not None:  # READ-BINARY-1 by name, where the profile's release tells so
         raise errors.BinaryFileNameError(
             ctx.session.profile.text("binary_file", path=path, extension=extension)
@@ -321,7 +321,7 @@ def call(inp: ReadInput, ctx: ToolUseContext) -> ToolResult:
     return result
 
 
-def binary_extension(ctx: ToolUseContext, path: str) -> str | None:
+def _binary_extension(ctx: ToolUseContext, path: str) -> str | None:
     """READ-BINARY-1 where the session's profile tells binary files by name: the
     lowercased extension of ``path`` when it is one of the profile's, else None."""
     names = ctx.session.profile.binary_extensions
