@@ -38,14 +38,10 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import signal
 import sys
 import tempfile
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 
 from conformance.analysis.fidelity import (
     fidelity_markdown,
@@ -88,6 +84,7 @@ from conformance.instruments.bench.trace import (
     COSTS_READS,
     SEED_REREAD_SHARE,
 )
+from conformance.interrupts import ended_by_signals
 from conformance.peers.registry import connect
 from conformance.suite.checks import LEVELS
 from conformance.suite.registry import (
@@ -120,35 +117,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        with _ended_by_sigterm():
+        with ended_by_signals():
             status: int = args.command(args)
     except ConformanceError as exc:
         print(f"toolconf: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return status
-
-
-@contextmanager
-def _ended_by_sigterm() -> Iterator[None]:
-    """A SIGTERM ends the command as Ctrl-C would, by unwinding it.
-
-    Python's default ends the process at once, so no connector is closed and every peer
-    process started in a session of its own is left to init. Unwinding runs each close,
-    which kills the implementation's whole process group (PROTO-KILL-1). Outside the main
-    thread (a caller's thread) no handler can be set, and none is.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def terminated(signum: int, frame: FrameType | None) -> None:
-        raise SystemExit(128 + signum)
-
-    before = signal.signal(signal.SIGTERM, terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -688,9 +662,9 @@ def _smoke(args: argparse.Namespace) -> int:
         print(f"smoke: {args.impl} is not usable: [{exc.kind}] {exc}")
         if stderr := connector.take_stderr().strip():
             print(stderr)
-        connector.close()
         return EXIT_UNAVAILABLE
-    connector.close()
+    finally:
+        connector.close()  # PROTO-KILL-1: however the smoke ends
     language = hello.implementation.get("language", "?")
     print(f"smoke: ok: {hello.name} ({language}), protocol {hello.protocol}")
     print(f"features: {', '.join(sorted(hello.features)) or 'none'}")

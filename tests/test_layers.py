@@ -4,8 +4,8 @@
 ``suite`` (the scenario model, steps, expectations, the SPEC model), ``run``
 (the runner, sandboxes, results), ``peers`` (connectors and every peer kind),
 ``analysis`` (reports, fidelity, matrix, lint) and ``instruments`` (bench,
-reliability, mutants, properties). The base modules ``errors`` and ``trees``
-sit under every layer; the package face, the CLI and the pytest plugin above
+reliability, mutants, properties). The base modules ``errors``, ``interrupts`` and
+``trees`` sit under every layer; the package face, the CLI and the pytest plugin above
 them all. ``reference/`` has its core modules, then ``permissions/``, the
 tools, the pipeline that runs them, and the front doors.
 
@@ -30,6 +30,7 @@ ROOT: Final = Path(__file__).resolve().parents[1]
 
 CONFORMANCE_LAYERS: Final[Mapping[str, int]] = {
     "errors": 0,
+    "interrupts": 0,
     "trees": 0,
     "wire": 1,
     "suite": 2,

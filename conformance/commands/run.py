@@ -95,14 +95,16 @@ def run_command(args: argparse.Namespace) -> int:
         connect(args.impl, options), _settings(args), spare=lambda: connect(args.impl, options)
     )
     baseline = load_baseline(args.baseline) if args.baseline and args.baseline.exists() else None
-    if not _start(session, args.impl):
-        return EXIT_UNAVAILABLE
-    _announce(session, args, selected, console)
     try:
+        if not _start(session, args.impl):
+            return EXIT_UNAVAILABLE
+        _announce(session, args, selected, console)
         results, seconds = _judge(session, selected, args, console)
     except ImplementationUnavailable as exc:  # it could run, and now cannot: the run ends
         print(f"toolconf: cannot run {args.impl}: {exc}", file=sys.stderr)
         return EXIT_UNAVAILABLE
+    finally:
+        session.close()  # PROTO-KILL-1: however the run ends, a SIGTERM while starting too
     provenances = spec_provenances()
     _summarize(results, provenances, console)
     status = EXIT_FAILED if any(r.bad for r in results) else EXIT_OK
@@ -194,7 +196,6 @@ def _judge(
             progress.update(result)
     finally:
         progress.finish()
-        session.close()
     seconds = progress.elapsed
     left = len(selected.scenarios) - progress.done
     if left:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from conformance.errors import AdapterCrash, AdapterFailure, ProtocolError
+from conformance.interrupts import uninterrupted
 from conformance.wire.connector import ConnectorBase, ConnectorOptions
 
 __all__ = ["FailureMap", "InProcessConnector", "PeerAdapter"]
@@ -103,7 +104,8 @@ class InProcessConnector(ConnectorBase):
         return self._adapter.take_stderr() if self._adapter else ""
 
     def _stop(self, *, force: bool) -> None:
-        adapter, self._adapter = self._adapter, None
-        self._hello = None
-        if adapter is not None:
-            adapter.close()
+        with uninterrupted():  # PROTO-KILL-1: what the adapter started ends with it
+            adapter, self._adapter = self._adapter, None
+            self._hello = None
+            if adapter is not None:
+                adapter.close()

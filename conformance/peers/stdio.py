@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from conformance.errors import AdapterCrash, AdapterTimeout, ConformanceError, ProtocolError
+from conformance.interrupts import uninterrupted
 from conformance.peers.isolation import (
     descendants,
     isolation_available,
@@ -73,6 +74,11 @@ class StdioConnector(ConnectorBase):
         self._threads: list[threading.Thread] = []
 
     def _launch(self) -> None:
+        """Start the adapter; a signal meanwhile waits until it is recorded (PROTO-KILL-1)."""
+        with uninterrupted():
+            self._launch_now()
+
+    def _launch_now(self) -> None:
         mode = self.options.isolation
         isolate = mode == "on" or (mode == "auto" and isolation_available())
         if mode == "on" and not isolation_available():
@@ -100,10 +106,10 @@ class StdioConnector(ConnectorBase):
                 cwd=self._cwd,
                 start_new_session=True,  # PROTO-KILL-1
             )
-            self._process = process
         except OSError as exc:
             remove_tree(private)
             raise AdapterCrash(f"cannot start {shlex.join(self.argv)}: {exc}") from exc
+        self._process = process
         self._private = private
         self.isolated = isolate
         lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
@@ -168,8 +174,13 @@ class StdioConnector(ConnectorBase):
         """Close stdin and let the adapter exit (EOF means exit 0); kill it if forced or slow.
 
         Either way its process group and every descendant found before it
-        exited are killed then (PROTO-KILL-1): nothing it started outlives it.
+        exited are killed then (PROTO-KILL-1): nothing it started outlives it. A stop
+        once begun is not cut short by a signal: it forgets the process first.
         """
+        with uninterrupted():
+            self._stop_now(force=force)
+
+    def _stop_now(self, *, force: bool) -> None:
         process, self._process = self._process, None
         private, self._private = self._private, None
         self._hello = None

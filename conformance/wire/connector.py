@@ -155,8 +155,8 @@ class ConnectorBase:
                 {"cmd": "hello", "protocol": PROTOCOL_VERSION}, self.options.hello_timeout
             )
             self._hello = parse_hello(response)
-        except AdapterFailure:
-            self._stop(force=True)
+        except BaseException:  # a failure, or a signal that ends the run meanwhile
+            self._stop(force=True)  # PROTO-KILL-1
             raise
         return self._hello
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from conformance.errors import ConformanceError
+from conformance.interrupts import uninterrupted
 from conformance.peers.agent.definition import AgentDefinition
 from conformance.peers.agent.install import InstalledAgent, find_path_tool
 from conformance.peers.agent.loopback import (
@@ -78,6 +79,8 @@ _KEEP: Final = 64 * 1024
 _FINAL: Final = "Done."
 _TRANSCRIPT_GRACE: Final = 2.0
 """Seconds a turn's results may take to show on the transcript after its next request."""
+_KILLED_WAIT: Final = 5.0
+"""Seconds to read what a killed setup command left in its pipe."""
 
 
 class AgentTimeout(ConformanceError):
@@ -233,18 +236,19 @@ class AgentSession:
         argv = self._wrap([_expand(a, values) for a in (*launch.argv, *self.settings.argv)])
         started = time.monotonic()
         try:
-            self.process = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=process_env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                start_new_session=True,
-            )
+            with uninterrupted():  # PROTO-KILL-1: a process started is a process recorded
+                self.process = subprocess.Popen(
+                    argv,
+                    cwd=cwd,
+                    env=process_env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    encoding="utf-8",
+                    errors="replace",
+                    start_new_session=True,
+                )
         except OSError as exc:
             raise AgentCrash(f"cannot start {argv[0]}: {exc}") from exc
         streams = (
@@ -304,23 +308,28 @@ class AgentSession:
 
     def _setup(self, argv: list[str], cwd: Path, env: Mapping[str, str]) -> None:
         timeout = self.definition.launch.start_timeout
-        with subprocess.Popen(
-            self._wrap(argv),
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            start_new_session=True,
-        ) as setup:
+        with uninterrupted():  # PROTO-KILL-1: a process started is a process recorded
+            setup = subprocess.Popen(
+                self._wrap(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                start_new_session=True,
+            )
+        with setup:
             try:
                 output, _ = setup.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired as exc:
+            except BaseException as exc:  # its time is up, or a signal ends the run
                 kill_tree(setup.pid)
-                setup.communicate()
-                raise AgentTimeout(f"setup {argv[1:3]} took over {timeout:g} s") from exc
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    setup.communicate(timeout=_KILLED_WAIT)
+                if isinstance(exc, subprocess.TimeoutExpired):
+                    raise AgentTimeout(f"setup {argv[1:3]} took over {timeout:g} s") from exc
+                raise
         if setup.returncode != 0:
             raise AgentCrash(
                 f"setup {' '.join(argv[1:4])} exited with status {setup.returncode}: "
@@ -446,8 +455,13 @@ class AgentSession:
     def kill(self) -> None:
         """End the process group now (PROTO-KILL-1), stop the model, remove the work files.
 
-        Idempotent: the escapes read at the first kill stay.
+        Idempotent: the escapes read at the first kill stay. A signal meanwhile is raised
+        once all is ended.
         """
+        with uninterrupted():
+            self._kill_now()
+
+    def _kill_now(self) -> None:
         if self._escapes is not None:
             return
         process = self.process

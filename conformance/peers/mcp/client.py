@@ -36,6 +36,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation, RequestParamsMeta
 
+from conformance.interrupts import uninterrupted
+
 __all__ = ["ServerCrash", "ServerProcess", "ServerTimeout"]
 
 T = TypeVar("T")
@@ -117,16 +119,17 @@ class ServerProcess:
             ServerTimeout: no line came within ``timeout``.
         """
         try:
-            self._process = process = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=self._errlog,
-                text=True,
-                start_new_session=True,
-            )
+            with uninterrupted():  # PROTO-KILL-1: a process started is a process recorded
+                self._process = process = subprocess.Popen(
+                    argv,
+                    cwd=cwd,
+                    env=dict(env),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=self._errlog,
+                    text=True,
+                    start_new_session=True,
+                )
         except OSError as exc:
             raise ServerCrash(f"the server did not start: {exc}") from exc
         assert process.stdout is not None
@@ -213,7 +216,15 @@ class ServerProcess:
         return result.model_dump(by_alias=True, exclude_none=True, mode="json")
 
     def close(self) -> None:
-        """Stop the server and the loop; bounded even when the server hangs."""
+        """Stop the server and the loop; bounded even when the server hangs.
+
+        A signal that comes meanwhile is raised once all is stopped, not swallowed with
+        the server's own failures.
+        """
+        with uninterrupted():
+            self._close_now()
+
+    def _close_now(self) -> None:
         loop = self._loop
         if loop.is_closed():
             return
