@@ -1,5 +1,5 @@
 """The README's test command (``.ci/tests``) prints its coverage report when a test fails,
-and still exits non-zero then."""
+and still exits non-zero then, whichever of its processes ran the failing test."""
 
 from __future__ import annotations
 
@@ -34,6 +34,20 @@ def test_a_failing_test_still_prints_the_coverage_report_and_fails(tmp_path: Pat
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 failed" in done.stdout
     assert "TOTAL" in done.stdout.split("1 failed")[1]
+
+
+def test_a_failure_in_the_second_share_fails_the_command_and_is_shown(tmp_path: Path) -> None:
+    body = (
+        "def test_passes() -> None:\n    assert spec_matches('A-1', 'A')\n\n\n"
+        "def test_fails() -> None:\n    assert spec_matches('A-1', 'B')\n"
+    )
+    done = run_script(tmp_path, body)
+    assert done.returncode == 1, done.stdout + done.stderr
+    first, second = done.stdout.split("== tests, group 2 of 2")
+    assert "1 passed" in first
+    assert "1 failed" in second
+    assert "FAILED" in second
+    assert "TOTAL" in second.split("1 failed")[1]
 
 
 def test_a_passing_run_prints_the_report_and_passes(tmp_path: Path) -> None:
