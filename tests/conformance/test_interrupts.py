@@ -1,7 +1,8 @@
 """SIGTERM and Ctrl-C unwind a command, held through the steps that must finish.
 
 Each case runs in a Python of its own, which signals itself: the test process's own
-handlers stay as they are.
+handlers stay as they are. It starts with Ctrl-C's default handler, as Python in the
+foreground does, whatever the test runner inherited (a background job ignores SIGINT).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 _PRELUDE = """
 import os, signal, sys
 from conformance.interrupts import ended_by_signals, uninterrupted
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as if started in the foreground
 said = []
 def report(exc):
     code = getattr(exc, "code", None)
