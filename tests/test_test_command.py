@@ -25,7 +25,12 @@ def run_script(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=300,
         check=False,
-        env={**os.environ, "PYTHON": sys.executable, "COVERAGE_FILE": str(tmp_path / "cov")},
+        env={
+            **os.environ,
+            "PYTHON": sys.executable,
+            "COVERAGE_FILE": str(tmp_path / "cov"),
+            "TOOLSYS_TEST_SPLITS": "2",
+        },
     )
 
 
