@@ -26,10 +26,6 @@ from typing import Any, Final
 NOT_MODELLED: Final = "deterministic, not modelled"
 
 DECIDED: Final[Mapping[str, str]] = {
-    "glob-hidden-switch-not-read-2188": (
-        f"{NOT_MODELLED}: 2.1.88 finds nothing for a pattern naming a dot directory "
-        "(`.dir/*`), though `**` lists the file"
-    ),
     "scheduler-limit-invalid-negative-ignored": (
         f"{NOT_MODELLED}: under CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY `-3` no Probe of 2.1.88 "
         "answered with an output; what limit that is was not measured"

@@ -128,9 +128,11 @@ class Profile:
     result_paths_as_given: bool = False
     """FILE-PATH-1: Read's, Write's and Edit's results (the text and the structured output's
     ``filePath``) name the path as the call gave it, not the expanded path."""
-    glob_hidden_switch: bool = True
-    """GLOB-HIDDEN-1: ``CLAUDE_CODE_GLOB_HIDDEN`` set to false leaves dot files out (else
-    the variable is not read: dot files are always listed)."""
+    glob_hidden_switch: Literal["leaves-out", "pattern-wins"] = "leaves-out"
+    """GLOB-HIDDEN-1: what ``CLAUDE_CODE_GLOB_HIDDEN`` set to false does: leave every dot
+    file and dot directory out, or (``pattern-wins``, ripgrep's globs over its hidden
+    rule) list a dot file that matches and enter a dot directory only when its own path
+    matches, a trailing ``/**`` needing a segment below it."""
     glob_ignore_switch: bool = True
     """GLOB-IGNORE-1: ``CLAUDE_CODE_GLOB_NO_IGNORE`` set to false applies ``.gitignore``
     files (else the variable is not read: nothing is ignored)."""
@@ -514,7 +516,7 @@ _PROFILES: Final = (
         hook_updated_input="last-ended",
         killed_writer_cleanup=False,
         notebook_created_by_edit=True,
-        glob_hidden_switch=False,
+        glob_hidden_switch="pattern-wins",
         glob_ignore_switch=False,
         glob_paths_relative=True,
         grep_paths_relative=True,

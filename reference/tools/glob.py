@@ -18,7 +18,7 @@ import posixpath
 import re
 import stat as statmod
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -218,6 +218,7 @@ class _Plan:
     start: tuple[str, ...]  # the literal leading directories: where the walk starts
     max_depth: int | None  # segments below the start; None when ``**`` is present
     by_name: bool = False  # GLOB-BASE-1: the regex matches a file's name, at any depth
+    dir_regex: Any = None  # GLOB-HIDDEN-1: a directory matching ripgrep's way (else regex)
 
 
 def plan(pattern: str, *, whole_walk: bool = False) -> tuple[_Plan, ...]:
@@ -231,10 +232,12 @@ def plan(pattern: str, *, whole_walk: bool = False) -> tuple[_Plan, ...]:
     by_name = "/" not in pattern
     plans = []
     for alternative in expand_braces(pattern):
-        # GLOB-TIMEOUT-1: the regex engine, whose match takes a timeout
-        regex = regex_engine.compile(pattern_regex(alternative) + r"\Z", regex_engine.DOTALL)
+        regex = _compiled(alternative)
+        # GLOB-HIDDEN-1: for ripgrep a trailing /** matches below a directory, not the
+        # directory itself
+        dir_regex = _compiled(alternative[:-2] + "*/**") if alternative.endswith("/**") else regex
         if by_name or whole_walk:
-            plans.append(_Plan(regex, (), None, by_name))
+            plans.append(_Plan(regex, (), None, by_name, dir_regex))
             continue
         segments = [s for s in alternative.split("/") if s != ""]
         literal: list[str] = []
@@ -244,8 +247,13 @@ def plan(pattern: str, *, whole_walk: bool = False) -> tuple[_Plan, ...]:
             literal.append(segment)
         rest = segments[len(literal) :]
         max_depth = None if "**" in rest else len(rest)
-        plans.append(_Plan(regex, tuple(literal), max_depth))
+        plans.append(_Plan(regex, tuple(literal), max_depth, dir_regex=dir_regex))
     return tuple(plans)
+
+
+def _compiled(alternative: str) -> Any:
+    """GLOB-TIMEOUT-1: a pattern's regex in the regex engine, whose match takes a timeout."""
+    return regex_engine.compile(pattern_regex(alternative) + r"\Z", regex_engine.DOTALL)
 
 
 def base_of(pattern: str, path: str) -> tuple[str, str]:
@@ -275,13 +283,25 @@ class _Walker:
     ignores: IgnoreFiles | None
     abort: AbortSignal
 
-    def entries(self, start: tuple[str, ...], max_depth: int | None) -> Iterator[tuple[str, str]]:
-        """(relative path, absolute path) of every file below ``start`` the rules allow."""
+    def entries(
+        self,
+        start: tuple[str, ...],
+        max_depth: int | None,
+        enters_hidden: Callable[[str, str], bool] | None = None,
+    ) -> Iterator[tuple[str, str]]:
+        """(relative path, absolute path) of every file below ``start`` the rules allow.
+
+        ``enters_hidden`` (GLOB-HIDDEN-1's ``pattern-wins``) decides, from its relative
+        and absolute paths, whether a dot directory is entered; dot files are then listed
+        like any other.
+        """
         directory, chain = self.search_dir, self._root_chain()
-        for name in start:  # the literal leading directories, checked like walked ones
-            if not self.include_hidden and name.startswith("."):
+        for index, name in enumerate(start):  # the literal leading directories, checked
+            child = posixpath.join(directory, name)  # like walked ones
+            if name.startswith(".") and not self._enters(
+                "/".join(start[: index + 1]), child, enters_hidden
+            ):
                 return
-            child = posixpath.join(directory, name)
             try:
                 st = os.lstat(child)
             except OSError:
@@ -293,7 +313,15 @@ class _Walker:
             directory = child
             chain = self._extend(chain, directory, None)
         prefix = "/".join(start)
-        yield from self._walk(directory, prefix, chain, max_depth)
+        yield from self._walk(directory, prefix, chain, max_depth, enters_hidden)
+
+    def _enters(
+        self, rel: str, path: str, enters_hidden: Callable[[str, str], bool] | None
+    ) -> bool:
+        """GLOB-HIDDEN-1: whether the dot directory at ``rel`` is entered."""
+        if not self.include_hidden:
+            return False
+        return enters_hidden is None or enters_hidden(rel, path)
 
     def _root_chain(self) -> Chain:
         if self.ignores is None:
@@ -306,7 +334,12 @@ class _Walker:
         return self.ignores.extend(chain, directory, present)
 
     def _walk(
-        self, directory: str, prefix: str, chain: Chain, depth: int | None
+        self,
+        directory: str,
+        prefix: str,
+        chain: Chain,
+        depth: int | None,
+        enters_hidden: Callable[[str, str], bool] | None,
     ) -> Iterator[tuple[str, str]]:
         if depth is not None and depth <= 0:
             return
@@ -321,10 +354,12 @@ class _Walker:
         for entry in found:
             name = entry.name
             if not self.include_hidden and name.startswith("."):
-                continue  # GLOB-HIDDEN-1
+                continue  # GLOB-HIDDEN-1: a dot file or dot directory left out
             rel = f"{prefix}/{name}" if prefix else name
             try:
                 if entry.is_dir(follow_symlinks=False):
+                    if name.startswith(".") and not self._enters(rel, entry.path, enters_hidden):
+                        continue  # GLOB-HIDDEN-1
                     below.append((entry.path, rel))  # GLOB-WALK-1: .git is entered too
                     continue
                 if not entry.is_file(follow_symlinks=False):
@@ -340,7 +375,9 @@ class _Walker:
         for path, rel in below:
             if self.ignores is not None and self.ignores.is_ignored(chain, path, True):
                 continue  # GLOB-IGNORE-1: an excluded directory is not entered
-            yield from self._walk(path, rel, self._extend(chain, path, None), next_depth)
+            yield from self._walk(
+                path, rel, self._extend(chain, path, None), next_depth, enters_hidden
+            )
 
 
 # --- the tool ---------------------------------------------------------------------------
@@ -399,9 +436,11 @@ def _find(inp: GlobInput, ctx: ToolUseContext, deadline: Deadline) -> tuple[list
     anchor = _anchor(inp.pattern, search_dir, ctx)
     env_session = ctx.session
     profile = env_session.profile  # GLOB-HIDDEN-1, GLOB-IGNORE-1: whether it reads the switches
+    hidden_off = env_is_false(env_session, HIDDEN_ENV)
+    pattern_wins = hidden_off and profile.glob_hidden_switch == "pattern-wins"
     walker = _Walker(
         search_dir=search_dir,
-        include_hidden=not (profile.glob_hidden_switch and env_is_false(env_session, HIDDEN_ENV)),
+        include_hidden=not hidden_off or pattern_wins,
         ignores=(
             IgnoreFiles(GLOB_IGNORE_FILES, top=env_session.root, deadline=deadline)
             if profile.glob_ignore_switch and env_is_false(env_session, NO_IGNORE_ENV)
@@ -414,7 +453,8 @@ def _find(inp: GlobInput, ctx: ToolUseContext, deadline: Deadline) -> tuple[list
     shown = shown_filter(env_session)
     found: dict[str, int] = {}
     for step in plan(pattern, whole_walk=anchor != search_dir):
-        for rel, absolute in walker.entries(step.start, step.max_depth):
+        enters_hidden = _matching_dirs(step, anchor, search_dir, deadline) if pattern_wins else None
+        for rel, absolute in walker.entries(step.start, step.max_depth, enters_hidden):
             subject = _subject(step, rel, absolute, anchor, search_dir)
             if absolute in found or subject is None:
                 continue
@@ -424,6 +464,19 @@ def _find(inp: GlobInput, ctx: ToolUseContext, deadline: Deadline) -> tuple[list
                 found[absolute] = mtime_ns(absolute)
     ordered = oldest_first(found.items())  # GLOB-SORT-1
     return ordered[:MAX_RESULTS], len(ordered) > MAX_RESULTS
+
+
+def _matching_dirs(
+    step: _Plan, anchor: str, search_dir: str, deadline: Deadline
+) -> Callable[[str, str], bool]:
+    """GLOB-HIDDEN-1 (``pattern-wins``): a dot directory is entered when its own path
+    matches, as ripgrep's globs override its hidden rule."""
+
+    def enters(rel: str, absolute: str) -> bool:
+        subject = _subject(step, rel, absolute, anchor, search_dir)
+        return subject is not None and bool(deadline.match(step.dir_regex, subject))
+
+    return enters
 
 
 def _subject(step: _Plan, rel: str, absolute: str, anchor: str, search_dir: str) -> str | None:

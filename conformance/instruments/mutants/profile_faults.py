@@ -198,21 +198,23 @@ def _latest_insert_name(engine: MutantEngine) -> None:
 
 @session_fault(
     "2188-plays-documented-glob-switches",
-    "Under claude-code-2.1.88, CLAUDE_CODE_GLOB_HIDDEN and _NO_IGNORE are read (documented)",
+    "Under claude-code-2.1.88, CLAUDE_CODE_GLOB_HIDDEN leaves every dot file out and "
+    "_NO_IGNORE is read (documented)",
     breaks=("GLOB-HIDDEN-1", "GLOB-IGNORE-1"),
     profile="claude-code-2.1.88",
 )
 def _2188_glob_switches(engine: MutantEngine) -> None:
-    _play(engine, glob_hidden_switch=True, glob_ignore_switch=True)
+    _play(engine, glob_hidden_switch="leaves-out", glob_ignore_switch=True)
 
 
 @session_fault(
     "documented-plays-2188-glob-switches",
-    "Under documented, Glob reads neither CLAUDE_CODE_GLOB_HIDDEN nor _NO_IGNORE (2.1.88's)",
+    "Under documented, a Glob pattern wins over CLAUDE_CODE_GLOB_HIDDEN and _NO_IGNORE is "
+    "not read (2.1.88's)",
     breaks=("GLOB-HIDDEN-1", "GLOB-IGNORE-1"),
 )
 def _documented_glob_switches(engine: MutantEngine) -> None:
-    _play(engine, glob_hidden_switch=False, glob_ignore_switch=False)
+    _play(engine, glob_hidden_switch="pattern-wins", glob_ignore_switch=False)
 
 
 @session_fault(
