@@ -27,8 +27,9 @@ NOT_MODELLED: Final = "deterministic, not modelled"
 
 DECIDED: Final[Mapping[str, str]] = {
     "scheduler-limit-invalid-negative-ignored": (
-        f"{NOT_MODELLED}: under CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY `-3` no Probe of 2.1.88 "
-        "answered with an output; what limit that is was not measured"
+        "loses data: under a negative CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY 2.1.88 runs the "
+        "calls but answers each that succeeded `[Tool result missing due to internal error]`; "
+        "the profile keeps the results"
     ),
     "bash-validate-nul-command": (
         "connector: 2.1.88 asks before running a command holding NUL; what shows is the "
