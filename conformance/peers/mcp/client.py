@@ -105,7 +105,10 @@ class ServerProcess:
             self.close()
             message = f"the server did not finish its handshake in {start_timeout:g} s"
             raise ServerTimeout(message) from None
-        except BaseException as exc:
+        except (SystemExit, KeyboardInterrupt):  # a signal ends the run: not a crash
+            self.close()
+            raise
+        except BaseException as exc:  # the handshake's own failure, a cancellation too
             self.close()
             raise ServerCrash(f"the server did not start: {_describe(exc)}") from exc
 
