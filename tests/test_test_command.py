@@ -1,11 +1,15 @@
 """The README's test command (``.ci/tests``) prints its coverage report when a test fails,
-and still exits non-zero then, whichever of its processes ran the failing test."""
+and still exits non-zero then, whichever of its processes ran the failing test; ended by a
+signal, it ends every one of its processes."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,15 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / ".ci" / "tests"
 
 pytestmark = pytest.mark.subprocess
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHON": sys.executable,
+        "COVERAGE_FILE": str(tmp_path / "cov"),
+        "TOOLSYS_TEST_SPLITS": "2",
+    }
 
 
 def run_script(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
@@ -25,13 +38,25 @@ def run_script(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=300,
         check=False,
-        env={
-            **os.environ,
-            "PYTHON": sys.executable,
-            "COVERAGE_FILE": str(tmp_path / "cov"),
-            "TOOLSYS_TEST_SPLITS": "2",
-        },
+        env=_env(tmp_path),
     )
+
+
+def _pytests_of(test: Path, *, besides: int) -> list[int]:
+    """Live processes but ``besides`` (the command itself) whose command line names ``test``:
+    the command's pytest processes."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == besides:
+            continue
+        try:
+            if str(test).encode() in (entry / "cmdline").read_bytes():
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+    return found
 
 
 def test_a_failing_test_still_prints_the_coverage_report_and_fails(tmp_path: Path) -> None:
@@ -64,3 +89,36 @@ def test_a_passing_run_prints_the_report_and_passes(tmp_path: Path) -> None:
 def test_the_readme_and_ci_run_it() -> None:
     assert ".ci/tests" in (ROOT / "README.md").read_text("utf-8")
     assert "PYTHON=python .ci/tests" in (ROOT / ".ci" / "run").read_text("utf-8")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_ends_every_group(tmp_path: Path, sig: signal.Signals) -> None:
+    test = tmp_path / "test_slow.py"
+    test.write_text(
+        "import time\n\n\ndef test_a() -> None:\n    time.sleep(120)\n\n\n"
+        "def test_b() -> None:\n    time.sleep(120)\n"
+    )
+    script = subprocess.Popen(
+        [str(SCRIPT), "-q", "-p", "no:randomly", str(test)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(tmp_path),
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(_pytests_of(test, besides=script.pid)) < 2:
+            time.sleep(0.1)
+        assert len(_pytests_of(test, besides=script.pid)) >= 2, "both groups did not start"
+        os.kill(script.pid, sig)
+        assert script.wait(timeout=30) == 128 + sig
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _pytests_of(test, besides=script.pid):
+            time.sleep(0.1)
+        left = _pytests_of(test, besides=script.pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(script.pid, signal.SIGKILL)
+        script.wait(timeout=30)
+    assert left == [], "a group outlived the command"
