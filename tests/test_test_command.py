@@ -42,6 +42,15 @@ def run_script(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+_IN_THE_FOREGROUND = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+"""Become the command with Ctrl-C's default disposition, as a shell in the foreground has it:
+a shell cannot trap a signal ignored when it started, and a runner in the background (CI)
+ignores SIGINT."""
+
+
 def _pytests_of(test: Path, *, besides: int) -> list[int]:
     """Live processes but ``besides`` (the command itself) whose command line names ``test``:
     the command's pytest processes."""
@@ -100,7 +109,16 @@ def test_a_signal_ends_every_group(tmp_path: Path, sig: signal.Signals) -> None:
         "def test_b() -> None:\n    time.sleep(120)\n"
     )
     script = subprocess.Popen(
-        [str(SCRIPT), "-q", "-p", "no:randomly", str(test)],
+        [
+            sys.executable,
+            "-c",
+            _IN_THE_FOREGROUND,
+            str(SCRIPT),
+            "-q",
+            "-p",
+            "no:randomly",
+            str(test),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=_env(tmp_path),
